@@ -6,7 +6,7 @@ __version__ = "0.1.0"
 # %% auto #0
 __all__ = []
 
-# %% ../nbs/index.ipynb #db0357af
+# %% ../nbs/index.ipynb #f0f4b7a6
 from .base import BaseOptimizer, prepare_for_gradient_release, remove_gradient_release
 from .weight_decay import param_groups_weight_decay
 from .sgd import SGD

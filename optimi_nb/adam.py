@@ -5,21 +5,21 @@
 # %% auto #0
 __all__ = ['debias_beta', 'adam_update', 'Adam']
 
-# %% ../nbs/11_adam.ipynb #233a6adc
+# %% ../nbs/11_adam.ipynb #6bc5bb90
 def debias_beta(beta: float, # β, the average's decay
                 step: int, # t, counting from 1
                ) -> float:
     "β̂_t = β(1-β^(t-1))/(1-β^t): the decay that keeps a moving average bias-corrected"
     return (beta**step - beta) / (beta**step - 1)
 
-# %% ../nbs/11_adam.ipynb #38b88383
+# %% ../nbs/11_adam.ipynb #a015c0de
 import torch
 from torch import Tensor
 from typing import Iterable
 from .base import BaseOptimizer
 from .foreach import Tensors, add_, addcdiv_, addcmul_, copy_, lerp_, mul_, sqrt_
 
-# %% ../nbs/11_adam.ipynb #ff102c58
+# %% ../nbs/11_adam.ipynb #95da90d8
 def adam_update(param: Tensors, # weights
                 grad: Tensors, # gradients; used as scratch space for the denominator
                 exp_avg: Tensors, # m
@@ -39,7 +39,7 @@ def adam_update(param: Tensors, # weights
     copy_(grad, exp_avg_sq); sqrt_(grad); add_(grad, eps)  # grad's buffer ← √v + ε
     addcdiv_(target, exp_avg, grad, value=-lr)          # θ ← θ - γ·m/(√v+ε)
 
-# %% ../nbs/11_adam.ipynb #0b30559d
+# %% ../nbs/11_adam.ipynb #a6687e62
 class Adam(BaseOptimizer):
     "Adam with bias correction folded into the betas, L2 or decoupled weight decay, and Kahan summation"
     state_names = ("exp_avg", "exp_avg_sq")

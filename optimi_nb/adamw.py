@@ -5,12 +5,12 @@
 # %% auto #0
 __all__ = ['AdamW']
 
-# %% ../nbs/12_adamw.ipynb #06e918ee
+# %% ../nbs/12_adamw.ipynb #b393d91a
 from torch import Tensor
 from typing import Iterable
 from .adam import Adam
 
-# %% ../nbs/12_adamw.ipynb #bb0aee10
+# %% ../nbs/12_adamw.ipynb #64e4a7d9
 class AdamW(Adam):
     "Adam with decoupled (or fully decoupled) weight decay, and Kahan summation"
     def __init__(self,

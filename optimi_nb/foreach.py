@@ -6,14 +6,14 @@
 __all__ = ['Tensors', 'add_', 'sub_', 'div_', 'lerp_', 'addcmul_', 'addcdiv_', 'sqrt_', 'sign_', 'copy_', 'mul_',
            'foreach_by_default']
 
-# %% ../nbs/03_foreach.ipynb #8359a616
+# %% ../nbs/03_foreach.ipynb #219b4b96
 from typing import Union
 import torch
 from torch import Tensor
 
 Tensors = Union[Tensor, list[Tensor]]  # one tensor, or a list of tensors sharing a device and dtype
 
-# %% ../nbs/03_foreach.ipynb #85aff36d
+# %% ../nbs/03_foreach.ipynb #017606f7
 def _tensor_or_list_op(name: str):
     "An op that calls `Tensor.{name}` on a tensor and `torch._foreach_{name}` on a list of tensors"
     foreach_op = getattr(torch, f"_foreach_{name}")
@@ -27,7 +27,7 @@ def _tensor_or_list_op(name: str):
 add_, sub_, div_, lerp_, addcmul_, addcdiv_, sqrt_, sign_, copy_ = map(
     _tensor_or_list_op, ["add_", "sub_", "div_", "lerp_", "addcmul_", "addcdiv_", "sqrt_", "sign_", "copy_"])
 
-# %% ../nbs/03_foreach.ipynb #56dff3d3
+# %% ../nbs/03_foreach.ipynb #b48605f0
 def mul_(x: Tensors, # the tensor or list of tensors to scale in place
          scalar: float, # the factor
         ) -> None:
@@ -37,7 +37,7 @@ def mul_(x: Tensors, # the tensor or list of tensors to scale in place
         torch._foreach_mul_(x, torch.tensor(scalar, dtype=torch.float32, device=x[0].device))
     else: torch._foreach_mul_(x, scalar)
 
-# %% ../nbs/03_foreach.ipynb #0985e498
+# %% ../nbs/03_foreach.ipynb #cf8da636
 def foreach_by_default(params: list[Tensor], # the parameters to update together
                       ) -> bool:
     "What `foreach=None` means: foreach ops on accelerators, where they save kernel launches; the for-loop on CPU, where it reuses the cache"

@@ -5,14 +5,14 @@
 # %% auto #0
 __all__ = ['sgd_update', 'SGD']
 
-# %% ../nbs/10_sgd.ipynb #1c811981
+# %% ../nbs/10_sgd.ipynb #c3d4655f
 import torch
 from torch import Tensor
 from typing import Iterable
 from .base import BaseOptimizer, check_option, check_range
 from .foreach import Tensors, add_, mul_
 
-# %% ../nbs/10_sgd.ipynb #e46e0f65
+# %% ../nbs/10_sgd.ipynb #8fe4e2ee
 def sgd_update(param: Tensors, # weights
                grad: Tensors, # gradients
                momentum_buffer: Tensors | None = None, # m; None without momentum
@@ -28,7 +28,7 @@ def sgd_update(param: Tensors, # weights
         add_(momentum_buffer, grad, alpha=grad_weight)
     if target is not None: add_(target, grad if momentum_buffer is None else momentum_buffer, alpha=-lr)
 
-# %% ../nbs/10_sgd.ipynb #f64b9df5
+# %% ../nbs/10_sgd.ipynb #d9610b40
 class SGD(BaseOptimizer):
     "Stochastic gradient descent with optional momentum, dampening, weight decay and Kahan summation"
     update = staticmethod(sgd_update)

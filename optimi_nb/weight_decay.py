@@ -5,18 +5,18 @@
 # %% auto #0
 __all__ = ['decay_fraction', 'weight_decay_', 'warn_if_high_decay', 'param_groups_weight_decay']
 
-# %% ../nbs/01_weight_decay.ipynb #676e0835
+# %% ../nbs/01_weight_decay.ipynb #324a82c8
 import warnings
 from torch import nn
 from .foreach import Tensors, add_, mul_
 
-# %% ../nbs/01_weight_decay.ipynb #9e767d2a
+# %% ../nbs/01_weight_decay.ipynb #7d0493a5
 def decay_fraction(group: dict) -> float:
     "The fraction of each weight that decoupled decay removes this step: γλ, or γλ/γ_max with `decouple_lr`"
     if group["decouple_lr"]: return group["lr"] / group["max_lr"] * group["weight_decay"]
     return group["lr"] * group["weight_decay"]
 
-# %% ../nbs/01_weight_decay.ipynb #5cfb2a55
+# %% ../nbs/01_weight_decay.ipynb #e9173c1c
 def weight_decay_(group: dict, # the param group: `weight_decay`, `decouple_wd`, `decouple_lr`, `lr`, `max_lr`
                   param: Tensors, # weights
                   grad: Tensors, # gradients, modified in place by L2 regularisation
@@ -29,7 +29,7 @@ def weight_decay_(group: dict, # the param group: `weight_decay`, `decouple_wd`,
     if kahan_comp is None: mul_(param, 1 - fraction)
     else: add_(kahan_comp, param, alpha=-fraction)
 
-# %% ../nbs/01_weight_decay.ipynb #a63e876e
+# %% ../nbs/01_weight_decay.ipynb #954baba0
 def warn_if_high_decay(weight_decay: float, # λ
                        decouple_lr: bool, # whether the decay is fully decoupled from the learning rate
                       ) -> None:
@@ -38,7 +38,7 @@ def warn_if_high_decay(weight_decay: float, # λ
         warnings.warn(f"weight_decay={weight_decay} with decouple_lr=True removes {weight_decay:.0%} of each weight per step "
                       "at peak lr; fully decoupled values are usually around 1e-5 to 1e-4", UserWarning, stacklevel=4)
 
-# %% ../nbs/01_weight_decay.ipynb #d25e7a06
+# %% ../nbs/01_weight_decay.ipynb #f1cf646e
 def param_groups_weight_decay(model: nn.Module, # the model whose trainable parameters to split
                               weight_decay: float = 1e-2, # λ for the decayed group
                               additional_layers: list[str] | None = None, # names or name prefixes of more parameters to exclude, e.g. ["embed"]

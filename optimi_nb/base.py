@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['check_range', 'check_option', 'BaseOptimizer', 'prepare_for_gradient_release', 'remove_gradient_release']
 
-# %% ../nbs/00_base.ipynb #4af477f0
+# %% ../nbs/00_base.ipynb #a5957207
 import math, numbers
 from collections import defaultdict
 from typing import Callable, Iterable
@@ -16,7 +16,7 @@ from .foreach import Tensors, foreach_by_default
 from .kahan import kahan_commit_, uses_kahan
 from .weight_decay import warn_if_high_decay, weight_decay_
 
-# %% ../nbs/00_base.ipynb #11b285a9
+# %% ../nbs/00_base.ipynb #9c5fed7c
 def check_range(name: str, # the hyperparameter's name, for the message
                 value, # its value
                 low: float = 0.0, # smallest valid value
@@ -34,13 +34,13 @@ def check_range(name: str, # the hyperparameter's name, for the message
         upper = "" if high == math.inf else f" {'<' if high_open else '<='} {high}"
         raise ValueError(f"Invalid {name}: {value!r} (expected {lower}{name}{upper})")
 
-# %% ../nbs/00_base.ipynb #eaca0b82
+# %% ../nbs/00_base.ipynb #a1ab74aa
 def check_option(name: str, value, allow_none: bool = False) -> None:
     "Raise a `TypeError` unless `value` is a bool (or None, when `allow_none`)"
     if not (isinstance(value, bool) or (allow_none and value is None)):
         raise TypeError(f"{name} must be {'True, False or None' if allow_none else 'True or False'}, got {value!r}")
 
-# %% ../nbs/00_base.ipynb #23073038
+# %% ../nbs/00_base.ipynb #2e297012
 class BaseOptimizer(Optimizer):
     "The shared machinery of optimi_nb's optimizers; a subclass supplies defaults, state buffers, per-step scalars and an update"
     state_names: tuple[str, ...] = ()  # zero-initialised state buffers that `update` takes after `grad`, in order
@@ -56,7 +56,7 @@ class BaseOptimizer(Optimizer):
                  max_lr: float | None, # the peak lr of fully decoupled decay; None: each group's initial lr
                  kahan_sum: bool | None, # Kahan summation for bf16/fp16 parameters; None: automatic
                  foreach: bool | None, # update with foreach ops; None: on accelerators, not on CPU
-                 gradient_release: bool, # step parameters during backward (see `prepare_for_gradient_release`)
+                 gradient_release: bool, # step parameters during backward, once prepare_for_gradient_release adds the hooks
                  **hyperparameters, # the optimizer's own hyperparameters, e.g. betas and eps
                 ) -> None:
         check_option("gradient_release", gradient_release)
@@ -180,7 +180,7 @@ class BaseOptimizer(Optimizer):
         elif set_to_none: param.grad = None
         elif param.grad is not None: param.grad.zero_()
 
-# %% ../nbs/00_base.ipynb #59183b47
+# %% ../nbs/00_base.ipynb #ab6a67ae
 def prepare_for_gradient_release(model: nn.Module, # the model whose parameters the hooks update
                                  optimizer: BaseOptimizer, # an optimi_nb optimizer built with `gradient_release=True`
                                  ignore_existing_hooks: bool = False, # add ours even if parameters already have post-accumulate-grad hooks

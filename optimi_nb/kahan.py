@@ -5,21 +5,21 @@
 # %% auto #0
 __all__ = ['LOW_PRECISION', 'uses_kahan', 'kahan_commit_']
 
-# %% ../nbs/02_kahan.ipynb #35812eac
+# %% ../nbs/02_kahan.ipynb #66790785
 import torch
 from torch import Tensor
 from .foreach import Tensors, add_, copy_, sub_
 
 LOW_PRECISION = (torch.bfloat16, torch.float16)  # dtypes whose weights get a Kahan compensation buffer
 
-# %% ../nbs/02_kahan.ipynb #405c23f2
+# %% ../nbs/02_kahan.ipynb #f1d8e394
 def uses_kahan(param: Tensor, # a parameter
                kahan_sum: bool | None, # the optimizer's setting: None (automatic) or True turn it on for bf16/fp16, False off
               ) -> bool:
     "Whether `param` is updated with Kahan summation: a bf16/fp16 parameter, unless `kahan_sum` is False"
     return kahan_sum is not False and param.dtype in LOW_PRECISION
 
-# %% ../nbs/02_kahan.ipynb #f532e818
+# %% ../nbs/02_kahan.ipynb #651b80ef
 def kahan_commit_(param: Tensors, # weights, updated in place
                   kahan_comp: Tensors, # holds u = compensation + update on entry, the new compensation on exit
                   scratch: Tensors, # a buffer like `param` whose contents may be overwritten (the gradient's)

@@ -35,4 +35,4 @@ if __name__ == "__main__":
     paths = [Path(p) for p in args.notebooks] or sorted(nbglob(get_config().nbs_path, func=Path), key=lambda p: p.name)
     for path in paths:
         print(f"running {path}"); execute(path.resolve(), set(args.flags.split()))
-    nbdev_clean()
+    nbdev_clean.__wrapped__()  # the undecorated function: the decorated one would parse our command line

@@ -6,9 +6,14 @@ __version__ = "0.1.0"
 # %% auto #0
 __all__ = []
 
-# %% ../nbs/index.ipynb #f0f4b7a6
+# %% ../nbs/index.ipynb #77a78c43
 from .base import BaseOptimizer, prepare_for_gradient_release, remove_gradient_release
 from .weight_decay import param_groups_weight_decay
 from .sgd import SGD
 from .adam import Adam
 from .adamw import AdamW
+from .radam import RAdam
+from .lion import Lion
+from .adan import Adan
+from .ranger import Ranger
+from .stableadamw import StableAdamW

@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['check_range', 'check_option', 'BaseOptimizer', 'prepare_for_gradient_release', 'remove_gradient_release']
 
-# %% ../nbs/00_base.ipynb #a5957207
+# %% ../nbs/00_base.ipynb #ad208d10
 import math, numbers
 from collections import defaultdict
 from typing import Callable, Iterable
@@ -14,9 +14,10 @@ from torch import Tensor, nn
 from torch.optim import Optimizer
 from .foreach import Tensors, foreach_by_default
 from .kahan import kahan_commit_, uses_kahan
-from .weight_decay import warn_if_high_decay, weight_decay_
+from . import weight_decay
+from .weight_decay import warn_if_high_decay
 
-# %% ../nbs/00_base.ipynb #9c5fed7c
+# %% ../nbs/00_base.ipynb #bba8a21d
 def check_range(name: str, # the hyperparameter's name, for the message
                 value, # its value
                 low: float = 0.0, # smallest valid value
@@ -34,13 +35,13 @@ def check_range(name: str, # the hyperparameter's name, for the message
         upper = "" if high == math.inf else f" {'<' if high_open else '<='} {high}"
         raise ValueError(f"Invalid {name}: {value!r} (expected {lower}{name}{upper})")
 
-# %% ../nbs/00_base.ipynb #a1ab74aa
+# %% ../nbs/00_base.ipynb #548972e1
 def check_option(name: str, value, allow_none: bool = False) -> None:
     "Raise a `TypeError` unless `value` is a bool (or None, when `allow_none`)"
     if not (isinstance(value, bool) or (allow_none and value is None)):
         raise TypeError(f"{name} must be {'True, False or None' if allow_none else 'True or False'}, got {value!r}")
 
-# %% ../nbs/00_base.ipynb #2e297012
+# %% ../nbs/00_base.ipynb #8bb7525a
 class BaseOptimizer(Optimizer):
     "The shared machinery of optimi_nb's optimizers; a subclass supplies defaults, state buffers, per-step scalars and an update"
     state_names: tuple[str, ...] = ()  # zero-initialised state buffers that `update` takes after `grad`, in order
@@ -95,10 +96,27 @@ class BaseOptimizer(Optimizer):
         "The keyword scalars `update` needs at step `step` besides `lr`, computed once per bucket"
         return {}
 
+    def weight_decay_(self, group: dict, param: Tensors, grad: Tensors, kahan_comp: Tensors | None) -> None:
+        "Apply the group's weight decay before the update (overridden by optimizers with a decay rule of their own)"
+        weight_decay.weight_decay_(group, param, grad, kahan_comp)
+
+    def after_update_(self, group: dict, param: Tensors, state: dict, step: int) -> None:
+        "Work after the weights are updated and committed (Ranger's lookahead); nothing by default"
+
     def init_state(self, param: Tensor, group: dict) -> dict:
         "A new parameter's state: a step count, zeroed buffers, and `kahan_comp` for a compensated bf16/fp16 parameter"
         names = self.buffer_names(group) + (("kahan_comp",) if uses_kahan(param, group["kahan_sum"]) else ())
         return {"step": 0} | {name: torch.zeros_like(param, memory_format=torch.preserve_format) for name in names}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        "Load a state dict; state tensors keep the dtype they were saved with (torch.optim would cast them to their parameter's)"
+        super().load_state_dict(state_dict)
+        params = [p for g in self.param_groups for p in g["params"]]
+        saved_ids = [i for g in state_dict["param_groups"] for i in g["params"]]
+        for param, saved_id in zip(params, saved_ids):
+            for name, value in state_dict["state"].get(saved_id, {}).items():
+                if torch.is_tensor(value) and value.dtype != self.state[param][name].dtype:
+                    self.state[param][name] = value.to(device=param.device, copy=True)
 
     @property
     def optimizer_accumulation(self) -> bool:
@@ -116,11 +134,13 @@ class BaseOptimizer(Optimizer):
         kahan_comp = state.get("kahan_comp")
         target = None
         if not self.optimizer_accumulation:
-            weight_decay_(group, param, grad, kahan_comp)
+            self.weight_decay_(group, param, grad, kahan_comp)
             target = param if kahan_comp is None else kahan_comp
         buffers = [state[name] for name in self.buffer_names(group)]
         self.update(param, grad, *buffers, target=target, lr=group["lr"], **self.step_scalars(group, step))
-        if target is not None and kahan_comp is not None: kahan_commit_(param, kahan_comp, scratch=grad)
+        if target is None: return
+        if kahan_comp is not None: kahan_commit_(param, kahan_comp, scratch=grad)
+        self.after_update_(group, param, state, step)
 
     def _count_step(self, param: Tensor, group: dict) -> int:
         "Create `param`'s state on its first update, count this step, and return the step number t (from 1)"
@@ -180,7 +200,7 @@ class BaseOptimizer(Optimizer):
         elif set_to_none: param.grad = None
         elif param.grad is not None: param.grad.zero_()
 
-# %% ../nbs/00_base.ipynb #ab6a67ae
+# %% ../nbs/00_base.ipynb #bc5149f9
 def prepare_for_gradient_release(model: nn.Module, # the model whose parameters the hooks update
                                  optimizer: BaseOptimizer, # an optimi_nb optimizer built with `gradient_release=True`
                                  ignore_existing_hooks: bool = False, # add ours even if parameters already have post-accumulate-grad hooks

@@ -5,14 +5,14 @@
 # %% auto #0
 __all__ = ['sgd_update', 'SGD']
 
-# %% ../nbs/10_sgd.ipynb #c3d4655f
+# %% ../nbs/10_sgd.ipynb #3d53471a
 import torch
 from torch import Tensor
 from typing import Iterable
 from .base import BaseOptimizer, check_option, check_range
 from .foreach import Tensors, add_, mul_
 
-# %% ../nbs/10_sgd.ipynb #8fe4e2ee
+# %% ../nbs/10_sgd.ipynb #9d4e6387
 def sgd_update(param: Tensors, # weights
                grad: Tensors, # gradients
                momentum_buffer: Tensors | None = None, # m; None without momentum
@@ -28,7 +28,7 @@ def sgd_update(param: Tensors, # weights
         add_(momentum_buffer, grad, alpha=grad_weight)
     if target is not None: add_(target, grad if momentum_buffer is None else momentum_buffer, alpha=-lr)
 
-# %% ../nbs/10_sgd.ipynb #d9610b40
+# %% ../nbs/10_sgd.ipynb #45138cf4
 class SGD(BaseOptimizer):
     "Stochastic gradient descent with optional momentum, dampening, weight decay and Kahan summation"
     update = staticmethod(sgd_update)

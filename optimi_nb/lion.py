@@ -5,14 +5,14 @@
 # %% auto #0
 __all__ = ['lion_update', 'Lion']
 
-# %% ../nbs/14_lion.ipynb #94d5580f
+# %% ../nbs/14_lion.ipynb #eb7553c4
 import torch
 from torch import Tensor
 from typing import Iterable
 from .base import BaseOptimizer
 from .foreach import Tensors, add_, lerp_, sign_
 
-# %% ../nbs/14_lion.ipynb #a6a001e4
+# %% ../nbs/14_lion.ipynb #59b94ca1
 def lion_update(param: Tensors, # weights
                 grad: Tensors, # gradients; overwritten with u, then sign(u)
                 exp_avg: Tensors, # m
@@ -29,7 +29,7 @@ def lion_update(param: Tensors, # weights
     sign_(grad)
     add_(target, grad, alpha=-lr)
 
-# %% ../nbs/14_lion.ipynb #98ede47d
+# %% ../nbs/14_lion.ipynb #f9fe2e45
 class Lion(BaseOptimizer):
     "Lion, with decoupled (or fully decoupled) weight decay and Kahan summation"
     state_names = ("exp_avg",)

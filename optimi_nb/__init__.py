@@ -6,7 +6,7 @@ __version__ = "0.1.0"
 # %% auto #0
 __all__ = []
 
-# %% ../nbs/index.ipynb #77a78c43
+# %% ../nbs/index.ipynb #0d98fd5d
 from .base import BaseOptimizer, prepare_for_gradient_release, remove_gradient_release
 from .weight_decay import param_groups_weight_decay
 from .sgd import SGD
@@ -17,3 +17,6 @@ from .lion import Lion
 from .adan import Adan
 from .ranger import Ranger
 from .stableadamw import StableAdamW
+
+__all__ = ["SGD", "Adam", "AdamW", "RAdam", "Lion", "Adan", "Ranger", "StableAdamW", "BaseOptimizer",
+           "prepare_for_gradient_release", "remove_gradient_release", "param_groups_weight_decay"]

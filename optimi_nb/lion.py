@@ -5,14 +5,13 @@
 # %% auto #0
 __all__ = ['lion_update', 'Lion']
 
-# %% ../nbs/14_lion.ipynb #eb7553c4
-import torch
+# %% ../nbs/14_lion.ipynb #5640ed68
 from torch import Tensor
 from typing import Iterable
 from .base import BaseOptimizer
 from .foreach import Tensors, add_, lerp_, sign_
 
-# %% ../nbs/14_lion.ipynb #59b94ca1
+# %% ../nbs/14_lion.ipynb #f2a8f3d5
 def lion_update(param: Tensors, # weights
                 grad: Tensors, # gradients; overwritten with u, then sign(u)
                 exp_avg: Tensors, # m
@@ -29,7 +28,7 @@ def lion_update(param: Tensors, # weights
     sign_(grad)
     add_(target, grad, alpha=-lr)
 
-# %% ../nbs/14_lion.ipynb #f9fe2e45
+# %% ../nbs/14_lion.ipynb #11813a91
 class Lion(BaseOptimizer):
     "Lion, with decoupled (or fully decoupled) weight decay and Kahan summation"
     state_names = ("exp_avg",)

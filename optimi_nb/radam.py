@@ -5,16 +5,12 @@
 # %% auto #0
 __all__ = ['radam_rectification', 'radam_update', 'RAdam']
 
-# %% ../nbs/13_radam.ipynb #faef813b
+# %% ../nbs/13_radam.ipynb #5a3c76dc
 import math
-import torch
-from torch import Tensor
-from typing import Iterable
-from .adam import add_adam_step_, debias_beta, update_moments_
-from .base import BaseOptimizer
+from .adam import Adam, add_adam_step_, update_moments_
 from .foreach import Tensors, add_
 
-# %% ../nbs/13_radam.ipynb #7fca7eb9
+# %% ../nbs/13_radam.ipynb #7f3ffc3a
 def radam_rectification(beta2: float, # β2
                         step: int, # t, from 1
                        ) -> float | None:
@@ -24,7 +20,7 @@ def radam_rectification(beta2: float, # β2
     if rho_t <= 5: return None
     return math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
 
-# %% ../nbs/13_radam.ipynb #ca81a842
+# %% ../nbs/13_radam.ipynb #8e36033f
 def radam_update(param: Tensors, # weights
                  grad: Tensors, # gradients; scratch space for the denominator
                  exp_avg: Tensors, # m
@@ -43,30 +39,11 @@ def radam_update(param: Tensors, # weights
     if rect is None: add_(target, exp_avg, alpha=-lr)
     else: add_adam_step_(target, exp_avg, exp_avg_sq, grad, lr * rect, eps)
 
-# %% ../nbs/13_radam.ipynb #39d889f2
-class RAdam(BaseOptimizer):
-    "Rectified Adam, with L2 or decoupled weight decay and Kahan summation"
-    state_names = ("exp_avg", "exp_avg_sq")
+# %% ../nbs/13_radam.ipynb #58178c90
+class RAdam(Adam):
+    "Rectified Adam, with L2 or decoupled weight decay and Kahan summation; Adam's arguments and defaults"
     update = staticmethod(radam_update)
 
-    def __init__(self,
-                 params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts
-                 lr: float, # learning rate γ
-                 betas: tuple[float, float] = (0.9, 0.99), # decay of the gradient and squared-gradient averages
-                 weight_decay: float = 0.0, # weight decay λ
-                 eps: float = 1e-6, # added to √v
-                 decouple_wd: bool = False, # decoupled weight decay instead of L2 regularisation
-                 decouple_lr: bool = False, # fully decoupled weight decay: λ scaled by lr/max_lr
-                 max_lr: float | None = None, # peak lr for fully decoupled decay; None: the initial lr
-                 kahan_sum: bool | None = None, # Kahan summation for bf16/fp16 parameters; None: automatic
-                 foreach: bool | None = None, # update with foreach ops; None: on accelerators, not on CPU
-                 gradient_release: bool = False, # step parameters during backward
-                ) -> None:
-        super().__init__(params, lr, weight_decay, decouple_wd, decouple_lr, max_lr, kahan_sum, foreach, gradient_release,
-                         betas=betas, eps=eps)
-
     def step_scalars(self, group: dict, step: int) -> dict:
-        "The debiased betas, eps, and the rectification r_t (None for a momentum step)"
-        beta1, beta2 = group["betas"]
-        return dict(beta1=debias_beta(beta1, step), beta2=debias_beta(beta2, step), eps=group["eps"],
-                    rect=radam_rectification(beta2, step))
+        "Adam's scalars, and the rectification r_t (None for a momentum step)"
+        return super().step_scalars(group, step) | dict(rect=radam_rectification(group["betas"][1], step))

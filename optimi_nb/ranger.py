@@ -5,15 +5,15 @@
 # %% auto #0
 __all__ = ['lookahead_', 'Ranger']
 
-# %% ../nbs/16_ranger.ipynb #a3b50a04
+# %% ../nbs/16_ranger.ipynb #d509220c
 import torch
 from torch import Tensor
 from typing import Iterable
-from .base import check_range
+from .base import BaseOptimizer, check_range
 from .foreach import Tensors, add_, copy_, lerp_, mul_, sub_
 from .radam import RAdam
 
-# %% ../nbs/16_ranger.ipynb #e73683fd
+# %% ../nbs/16_ranger.ipynb #90119cb9
 def lookahead_(param: Tensors, # fast weights θ
                slow_weights: Tensors, # slow weights φ (fp32 when `kahan_comp` is given)
                kahan_comp: Tensors | None, # θ's Kahan compensation, or None
@@ -29,7 +29,7 @@ def lookahead_(param: Tensors, # fast weights θ
     copy_(kahan_comp, slow_weights)  # k ← the rounding error
     add_(slow_weights, param)        # φ again, exactly
 
-# %% ../nbs/16_ranger.ipynb #52216987
+# %% ../nbs/16_ranger.ipynb #389496f0
 class Ranger(RAdam):
     "RAdam with Lookahead, decoupled weight decay by default, and Kahan summation"
     def __init__(self,
@@ -47,8 +47,8 @@ class Ranger(RAdam):
                  foreach: bool | None = None, # update with foreach ops; None: on accelerators, not on CPU
                  gradient_release: bool = False, # step parameters during backward
                 ) -> None:
-        super(RAdam, self).__init__(params, lr, weight_decay, decouple_wd, decouple_lr, max_lr, kahan_sum, foreach,
-                                    gradient_release, betas=betas, eps=eps, k=k, alpha=alpha)
+        BaseOptimizer.__init__(self, params, lr, weight_decay, decouple_wd, decouple_lr, max_lr, kahan_sum, foreach,
+                               gradient_release, betas=betas, eps=eps, k=k, alpha=alpha)
 
     def validate(self, group: dict) -> None:
         "Check RAdam's hyperparameters, then k (an integer ≥ 1) and alpha (in [0, 1])"

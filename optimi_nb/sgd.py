@@ -5,14 +5,13 @@
 # %% auto #0
 __all__ = ['sgd_update', 'SGD']
 
-# %% ../nbs/10_sgd.ipynb #3d53471a
-import torch
+# %% ../nbs/10_sgd.ipynb #d6b87c60
 from torch import Tensor
 from typing import Iterable
 from .base import BaseOptimizer, check_option, check_range
 from .foreach import Tensors, add_, mul_
 
-# %% ../nbs/10_sgd.ipynb #9d4e6387
+# %% ../nbs/10_sgd.ipynb #5a2d93fb
 def sgd_update(param: Tensors, # weights
                grad: Tensors, # gradients
                momentum_buffer: Tensors | None = None, # m; None without momentum
@@ -28,7 +27,7 @@ def sgd_update(param: Tensors, # weights
         add_(momentum_buffer, grad, alpha=grad_weight)
     if target is not None: add_(target, grad if momentum_buffer is None else momentum_buffer, alpha=-lr)
 
-# %% ../nbs/10_sgd.ipynb #45138cf4
+# %% ../nbs/10_sgd.ipynb #d797a7f8
 class SGD(BaseOptimizer):
     "Stochastic gradient descent with optional momentum, dampening, weight decay and Kahan summation"
     update = staticmethod(sgd_update)

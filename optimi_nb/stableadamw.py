@@ -5,16 +5,13 @@
 # %% auto #0
 __all__ = ['rms_lr_scale', 'stableadamw_update', 'StableAdamW']
 
-# %% ../nbs/17_stableadamw.ipynb #714a5087
-import torch
-from torch import Tensor
-from typing import Iterable
-from .adam import add_adam_step_, debias_beta, update_moments_
-from .base import BaseOptimizer
+# %% ../nbs/17_stableadamw.ipynb #c8f0e40b
+from .adam import add_adam_step_, update_moments_
+from .adamw import AdamW
 from .foreach import Tensors, addcmul_
 from .weight_decay import decay_fraction
 
-# %% ../nbs/17_stableadamw.ipynb #d6e836fa
+# %% ../nbs/17_stableadamw.ipynb #53f3e175
 def rms_lr_scale(grad: Tensors, # gradients
                  exp_avg_sq: Tensors, # v, already updated with this gradient
                  eps: float, # ε; the ratio's floor is ε²
@@ -24,7 +21,7 @@ def rms_lr_scale(grad: Tensors, # gradients
     ratio = grad.float().square().div_(exp_avg_sq.float().clamp_min(eps**2))
     return ratio.mean().sqrt().clamp_min(1.0).reciprocal()
 
-# %% ../nbs/17_stableadamw.ipynb #6c91ad73
+# %% ../nbs/17_stableadamw.ipynb #b35d305a
 def stableadamw_update(param: Tensors, # weights
                        grad: Tensors, # gradients; scratch space for the denominator
                        exp_avg: Tensors, # m
@@ -44,31 +41,14 @@ def stableadamw_update(param: Tensors, # weights
     if decay != 0: addcmul_(target, param, scale, value=-decay)  # θ ← θ - (γλ/max(1, RMS))·θ
     add_adam_step_(target, exp_avg, exp_avg_sq, grad, lr, eps, scale)
 
-# %% ../nbs/17_stableadamw.ipynb #509cfee9
-class StableAdamW(BaseOptimizer):
+# %% ../nbs/17_stableadamw.ipynb #0792d20c
+class StableAdamW(AdamW):
     "AdamW with per-tensor update clipping by the RMS of g/√v, decoupled (or fully decoupled) weight decay, and Kahan summation"
-    state_names = ("exp_avg", "exp_avg_sq")
     update = staticmethod(stableadamw_update)
-
-    def __init__(self,
-                 params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts
-                 lr: float, # learning rate γ
-                 betas: tuple[float, float] = (0.9, 0.99), # decay of the gradient and squared-gradient averages
-                 weight_decay: float = 1e-2, # decoupled weight decay λ
-                 eps: float = 1e-6, # added to √v; ε² floors v in the RMS
-                 decouple_lr: bool = False, # fully decoupled weight decay: λ scaled by lr/max_lr
-                 max_lr: float | None = None, # peak lr for fully decoupled decay; None: the initial lr
-                 kahan_sum: bool | None = None, # Kahan summation for bf16/fp16 parameters; None: automatic
-                 foreach: bool | None = None, # update with foreach ops; None: on accelerators, not on CPU
-                 gradient_release: bool = False, # step parameters during backward
-                ) -> None:
-        super().__init__(params, lr, weight_decay, True, decouple_lr, max_lr, kahan_sum, foreach, gradient_release,
-                         betas=betas, eps=eps)
 
     def weight_decay_(self, group: dict, param: Tensors, grad: Tensors, kahan_comp: Tensors | None) -> None:
         "Nothing here: the decay needs the clipped per-tensor lr, so the update applies it"
 
     def step_scalars(self, group: dict, step: int) -> dict:
-        "The debiased betas, eps, and the decoupled decay fraction before clipping"
-        beta1, beta2 = group["betas"]
-        return dict(beta1=debias_beta(beta1, step), beta2=debias_beta(beta2, step), eps=group["eps"], decay=decay_fraction(group))
+        "Adam's scalars, and the decoupled decay fraction before clipping"
+        return super().step_scalars(group, step) | dict(decay=decay_fraction(group))

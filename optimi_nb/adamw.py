@@ -5,12 +5,12 @@
 # %% auto #0
 __all__ = ['AdamW']
 
-# %% ../nbs/12_adamw.ipynb #f532c26b
+# %% ../nbs/12_adamw.ipynb #20d0e7be
 from torch import Tensor
 from typing import Iterable
 from .adam import Adam
 
-# %% ../nbs/12_adamw.ipynb #dfcdf0f5
+# %% ../nbs/12_adamw.ipynb #800c53b8
 class AdamW(Adam):
     "Adam with decoupled (or fully decoupled) weight decay, and Kahan summation"
     def __init__(self,

@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['adan_update', 'Adan']
 
-# %% ../nbs/15_adan.ipynb #a3fab7a4
+# %% ../nbs/15_adan.ipynb #a8b70147
 from torch import Tensor
 from typing import Iterable
 from .adam import debias_beta
@@ -13,7 +13,7 @@ from .base import BaseOptimizer, check_option
 from .foreach import Tensors, add_, addcdiv_, addcmul_, copy_, lerp_, mul_, sqrt_, sub_
 from .weight_decay import decay_fraction, shrink_
 
-# %% ../nbs/15_adan.ipynb #f6282c3f
+# %% ../nbs/15_adan.ipynb #794800be
 def adan_update(param: Tensors, # weights
                 grad: Tensors, # gradients; scratch space for the denominator
                 exp_avg: Tensors, # m
@@ -44,7 +44,7 @@ def adan_update(param: Tensors, # weights
     addcdiv_(target, exp_avg, grad, value=-lr * lr_scale)
     addcdiv_(target, exp_avg_diff, grad, value=-lr * lr_scale * diff_weight)
 
-# %% ../nbs/15_adan.ipynb #3f4f31db
+# %% ../nbs/15_adan.ipynb #c6824911
 class Adan(BaseOptimizer):
     "Adan, with Adan-style (proximal) or AdamW-style weight decay, and Kahan summation (automatic, as for every optimizer here)"
     state_names = ("exp_avg", "exp_avg_diff", "exp_avg_sq", "prev_grad")

@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['lookahead_', 'Ranger']
 
-# %% ../nbs/16_ranger.ipynb #d509220c
+# %% ../nbs/16_ranger.ipynb #32a44526
 import torch
 from torch import Tensor
 from typing import Iterable
@@ -13,7 +13,7 @@ from .base import BaseOptimizer, check_range
 from .foreach import Tensors, add_, copy_, lerp_, mul_, sub_
 from .radam import RAdam
 
-# %% ../nbs/16_ranger.ipynb #90119cb9
+# %% ../nbs/16_ranger.ipynb #71e96ef6
 def lookahead_(param: Tensors, # fast weights θ
                slow_weights: Tensors, # slow weights φ (fp32 when `kahan_comp` is given)
                kahan_comp: Tensors | None, # θ's Kahan compensation, or None
@@ -29,7 +29,7 @@ def lookahead_(param: Tensors, # fast weights θ
     copy_(kahan_comp, slow_weights)  # k ← the rounding error
     add_(slow_weights, param)        # φ again, exactly
 
-# %% ../nbs/16_ranger.ipynb #389496f0
+# %% ../nbs/16_ranger.ipynb #a57b5aca
 class Ranger(RAdam):
     "RAdam with Lookahead, decoupled weight decay by default, and Kahan summation"
     def __init__(self,

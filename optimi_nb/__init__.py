@@ -6,8 +6,9 @@ __version__ = "0.1.0"
 # %% auto #0
 __all__ = []
 
-# %% ../nbs/index.ipynb #0d98fd5d
-from .base import BaseOptimizer, prepare_for_gradient_release, remove_gradient_release
+# %% ../nbs/index.ipynb #a99abde4
+from .base import BaseOptimizer
+from .gradient_release import prepare_for_gradient_release, remove_gradient_release
 from .weight_decay import param_groups_weight_decay
 from .sgd import SGD
 from .adam import Adam

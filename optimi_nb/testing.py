@@ -7,17 +7,17 @@ __all__ = ['IN_FEATURES', 'HIDDEN', 'OUT_FEATURES', 'BATCH', 'tiny_model', 'regr
            'test_identical', 'reference_step', 'train_pair', 'max_difference', 'train_every_path', 'train_resumed',
            'distance_from_fp32']
 
-# %% ../nbs/04_testing.ipynb #7fcb07da
+# %% ../nbs/04_testing.ipynb #d591ff5b
 import copy, io
 from typing import Callable
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from .base import prepare_for_gradient_release
+from .gradient_release import prepare_for_gradient_release
 
 IN_FEATURES, HIDDEN, OUT_FEATURES, BATCH = 6, 16, 3, 32
 
-# %% ../nbs/04_testing.ipynb #eadfd9a1
+# %% ../nbs/04_testing.ipynb #ed85552f
 def tiny_model(dtype: torch.dtype = torch.float32, # dtype of the weights
                seed: int = 0, # seed of the initialisation
               ) -> nn.Module:
@@ -37,7 +37,7 @@ def regression_batch(step: int, # which batch
     x = torch.randn(BATCH, IN_FEATURES, generator=gen)
     return x, torch.sin(x @ teacher)
 
-# %% ../nbs/04_testing.ipynb #288460ac
+# %% ../nbs/04_testing.ipynb #68b6e54a
 def train(model: nn.Module, # the model to train in place
           step: Callable[[], object], # called after each backward, e.g. `opt.step`
           steps: int = 20, # number of batches
@@ -68,7 +68,7 @@ def test_identical(a: list[Tensor], # tensors
         assert x.dtype == y.dtype and x.shape == y.shape, f"tensor {i}: {x.dtype} {tuple(x.shape)} != {y.dtype} {tuple(y.shape)}"
         assert torch.equal(x, y), f"tensor {i} differs by up to {(x.double() - y.double()).abs().max().item():.3g}"
 
-# %% ../nbs/04_testing.ipynb #996ae9f6
+# %% ../nbs/04_testing.ipynb #d94060ff
 def reference_step(model: nn.Module, # the model whose parameters to update
                    update: Callable[[Tensor, Tensor, dict, int], None], # update(param, grad, state, t), in place, per parameter
                   ) -> Callable[[], None]:
@@ -81,7 +81,7 @@ def reference_step(model: nn.Module, # the model whose parameters to update
             if p.grad is not None: update(p, p.grad, states[p], t[0])
     return step
 
-# %% ../nbs/04_testing.ipynb #2c2759cc
+# %% ../nbs/04_testing.ipynb #d809facd
 def train_pair(ours: Callable[[nn.Module], Callable], # model -> step function, for our optimizer
                reference: Callable[[nn.Module], Callable], # model -> step function, for the reference
                steps: int = 20, # training steps
@@ -96,7 +96,7 @@ def max_difference(a: list[Tensor], b: list[Tensor]) -> float:
     "The largest absolute difference between corresponding elements of two lists of tensors, in float64"
     return max((x.double() - y.double()).abs().max().item() for x, y in zip(a, b))
 
-# %% ../nbs/04_testing.ipynb #1851fb15
+# %% ../nbs/04_testing.ipynb #b3d1bea7
 def train_every_path(make_optimizer: Callable[..., torch.optim.Optimizer], # make_optimizer(params, foreach=..., gradient_release=...)
                      dtype: torch.dtype = torch.float32, # dtype of the model
                      steps: int = 20, # training steps
@@ -113,7 +113,7 @@ def train_every_path(make_optimizer: Callable[..., torch.optim.Optimizer], # mak
         runs[path] = weights(model)
     return runs
 
-# %% ../nbs/04_testing.ipynb #785e4465
+# %% ../nbs/04_testing.ipynb #639f930c
 def train_resumed(make_optimizer: Callable[..., torch.optim.Optimizer], # make_optimizer(params)
                   dtype: torch.dtype = torch.float32, # dtype of the model
                   steps: int = 20, # total training steps; the checkpoint is taken after half of them
@@ -131,7 +131,7 @@ def train_resumed(make_optimizer: Callable[..., torch.optim.Optimizer], # make_o
     train(model, opt.step, steps - steps // 2, first_batch=steps // 2)
     return uninterrupted, weights(model)
 
-# %% ../nbs/04_testing.ipynb #95a162b5
+# %% ../nbs/04_testing.ipynb #552511c5
 def distance_from_fp32(make_optimizer: Callable[..., torch.optim.Optimizer], # make_optimizer(params, kahan_sum=...)
                        kahan_sum: bool | None, # the low-precision run's kahan_sum
                        dtype: torch.dtype = torch.bfloat16, # the low-precision dtype

@@ -5,13 +5,13 @@
 # %% auto #0
 __all__ = ['prepare_for_gradient_release', 'remove_gradient_release']
 
-# %% ../nbs/20_gradient_release.ipynb #8a631bf5
+# %% ../nbs/20_gradient_release.ipynb #8104bbe5
 import warnings
 import torch
 from torch import Tensor, nn
 from .base import BaseOptimizer
 
-# %% ../nbs/20_gradient_release.ipynb #b44a9c3c
+# %% ../nbs/20_gradient_release.ipynb #ad9d82ad
 def prepare_for_gradient_release(model: nn.Module, # the model whose parameters the hooks update
                                  optimizer: BaseOptimizer, # an optimi_nb optimizer built with `gradient_release=True`
                                  ignore_existing_hooks: bool = False, # add ours even if parameters already have post-accumulate-grad hooks
@@ -19,6 +19,9 @@ def prepare_for_gradient_release(model: nn.Module, # the model whose parameters 
     "Step each of `model`'s trainable parameters in `optimizer` during backward, as soon as its gradient is complete"
     if not isinstance(optimizer, BaseOptimizer) or not optimizer.gradient_release:
         raise ValueError("prepare_for_gradient_release needs an optimi_nb optimizer built with gradient_release=True")
+    if isinstance(model, nn.parallel.DistributedDataParallel):
+        raise ValueError("under DistributedDataParallel these hooks would fire before the gradients are all-reduced, and the "
+                         "replicas would diverge: use optimi_nb.distributed.prepare_ddp_for_gradient_release")
     if hasattr(model, "_gradient_release"): raise ValueError("model is already prepared for gradient release")
     optimized = {id(p) for g in optimizer.param_groups for p in g["params"]}
     params = [p for p in model.parameters() if p.requires_grad and id(p) in optimized]

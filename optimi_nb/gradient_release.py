@@ -5,13 +5,13 @@
 # %% auto #0
 __all__ = ['prepare_for_gradient_release', 'remove_gradient_release']
 
-# %% ../nbs/20_gradient_release.ipynb #45d0e7b2
+# %% ../nbs/20_gradient_release.ipynb #7603f708
 import warnings
 import torch
 from torch import Tensor, nn
 from .base import BaseOptimizer
 
-# %% ../nbs/20_gradient_release.ipynb #330301ea
+# %% ../nbs/20_gradient_release.ipynb #b1be4f68
 def prepare_for_gradient_release(model: nn.Module, # the model whose parameters the hooks update
                                  optimizer: BaseOptimizer, # an optimi_nb optimizer built with `gradient_release=True`
                                  ignore_existing_hooks: bool = False, # add ours even if parameters already have post-accumulate-grad hooks

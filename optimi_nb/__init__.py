@@ -6,10 +6,11 @@ __version__ = "0.1.0"
 # %% auto #0
 __all__ = []
 
-# %% ../nbs/index.ipynb #54ce5f91
+# %% ../nbs/index.ipynb #9336b645
 from .base import BaseOptimizer
 from .gradient_release import prepare_for_gradient_release, remove_gradient_release
 from .distributed import prepare_ddp_for_gradient_release
+from .low_precision import to_low_precision
 from .weight_decay import param_groups_weight_decay
 from .sgd import SGD
 from .adam import Adam
@@ -21,4 +22,5 @@ from .ranger import Ranger
 from .stableadamw import StableAdamW
 
 __all__ = ["SGD", "Adam", "AdamW", "RAdam", "Lion", "Adan", "Ranger", "StableAdamW", "BaseOptimizer",
-           "prepare_for_gradient_release", "remove_gradient_release", "prepare_ddp_for_gradient_release", "param_groups_weight_decay"]
+           "prepare_for_gradient_release", "remove_gradient_release", "prepare_ddp_for_gradient_release", "param_groups_weight_decay",
+           "to_low_precision"]

@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['adan_update', 'Adan']
 
-# %% ../nbs/15_adan.ipynb #a8b70147
+# %% ../nbs/15_adan.ipynb #880ed985
 from torch import Tensor
 from typing import Iterable
 from .adam import debias_beta
@@ -13,7 +13,7 @@ from .base import BaseOptimizer, check_option
 from .foreach import Tensors, add_, addcdiv_, addcmul_, copy_, lerp_, mul_, sqrt_, sub_
 from .weight_decay import decay_fraction, shrink_
 
-# %% ../nbs/15_adan.ipynb #794800be
+# %% ../nbs/15_adan.ipynb #edd05269
 def adan_update(param: Tensors, # weights
                 grad: Tensors, # gradients; scratch space for the denominator
                 exp_avg: Tensors, # m
@@ -44,7 +44,7 @@ def adan_update(param: Tensors, # weights
     addcdiv_(target, exp_avg, grad, value=-lr * lr_scale)
     addcdiv_(target, exp_avg_diff, grad, value=-lr * lr_scale * diff_weight)
 
-# %% ../nbs/15_adan.ipynb #c6824911
+# %% ../nbs/15_adan.ipynb #845f222a
 class Adan(BaseOptimizer):
     "Adan, with Adan-style (proximal) or AdamW-style weight decay, and Kahan summation (automatic, as for every optimizer here)"
     state_names = ("exp_avg", "exp_avg_diff", "exp_avg_sq", "prev_grad")
@@ -61,10 +61,12 @@ class Adan(BaseOptimizer):
                  decouple_lr: bool = False, # fully decoupled weight decay: λ scaled by lr/max_lr
                  max_lr: float | None = None, # peak lr for fully decoupled decay; None: the initial lr
                  kahan_sum: bool | None = None, # Kahan summation for bf16/fp16 parameters; None: automatic
+                 stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
                  foreach: bool | None = None, # update with foreach ops; None: on accelerators, not on CPU
                  gradient_release: bool = False, # step parameters during backward
                 ) -> None:
         super().__init__(params, lr, weight_decay, True, decouple_lr, max_lr, kahan_sum, foreach, gradient_release,
+                         stochastic_rounding=stochastic_rounding,
                          betas=betas, eps=eps, adam_wd=adam_wd)
 
     def validate(self, group: dict) -> None:

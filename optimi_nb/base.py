@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['check_range', 'check_option', 'BaseOptimizer']
 
-# %% ../nbs/00_base.ipynb #ff319c50
+# %% ../nbs/00_base.ipynb #03b1307e
 import math, numbers, warnings
 from collections import defaultdict
 from typing import Callable, Iterable
@@ -13,11 +13,12 @@ import torch
 from torch import Tensor, nn
 from torch.optim import Optimizer
 from .foreach import Tensors, foreach_by_default
-from .kahan import kahan_commit_, uses_kahan
+from .kahan import LOW_PRECISION, kahan_commit_, uses_kahan
+from .low_precision import stochastic_round_
 from . import weight_decay
 from .weight_decay import warn_if_high_decay
 
-# %% ../nbs/00_base.ipynb #86000ada
+# %% ../nbs/00_base.ipynb #674aa770
 def check_range(name: str, # the hyperparameter's name, for the message
                 value, # its value
                 low: float = 0.0, # smallest valid value
@@ -35,13 +36,13 @@ def check_range(name: str, # the hyperparameter's name, for the message
         upper = "" if high == math.inf else f" {'<' if high_open else '<='} {high}"
         raise ValueError(f"Invalid {name}: {value!r} (expected {lower}{name}{upper})")
 
-# %% ../nbs/00_base.ipynb #b7d1b70e
+# %% ../nbs/00_base.ipynb #f2e78eeb
 def check_option(name: str, value, allow_none: bool = False) -> None:
     "Raise a `TypeError` unless `value` is a bool (or None, when `allow_none`)"
     if not (isinstance(value, bool) or (allow_none and value is None)):
         raise TypeError(f"{name} must be {'True, False or None' if allow_none else 'True or False'}, got {value!r}")
 
-# %% ../nbs/00_base.ipynb #ad48aa8b
+# %% ../nbs/00_base.ipynb #1c103296
 class BaseOptimizer(Optimizer):
     "The shared machinery of optimi_nb's optimizers; a subclass supplies defaults, state buffers, per-step scalars and an update"
     state_names: tuple[str, ...] = ()  # zero-initialised state buffers that `update` takes after `grad`, in order
@@ -58,21 +59,27 @@ class BaseOptimizer(Optimizer):
                  kahan_sum: bool | None, # Kahan summation for bf16/fp16 parameters; None: automatic
                  foreach: bool | None, # update with foreach ops; None: on accelerators, not on CPU
                  gradient_release: bool, # step parameters during backward, once prepare_for_gradient_release adds the hooks
+                 stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
                  **hyperparameters, # the optimizer's own hyperparameters, e.g. betas and eps
                 ) -> None:
         check_option("gradient_release", gradient_release)
         self.gradient_release = gradient_release
+        self.rounding_seed = 0  # seed of stochastic rounding; each tensor's noise depends on it, its position and its step
         self._optimizer_accumulation = False
         self._release_hooks_active = False
+        self._rounding_generators = {}
         super().__init__(params, dict(lr=lr, weight_decay=weight_decay, decouple_wd=decouple_wd, decouple_lr=decouple_lr,
-                                      max_lr=max_lr, kahan_sum=kahan_sum, foreach=foreach, **hyperparameters))
+                                      max_lr=max_lr, kahan_sum=kahan_sum, foreach=foreach,
+                                      stochastic_rounding=stochastic_rounding, **hyperparameters))
 
     def validate(self, group: dict) -> None:
         "Raise a clear error for any hyperparameter of `group` outside its valid range"
         for name in ("lr", "weight_decay", "eps"):
             if name in group: check_range(name, group[name])
         if group["max_lr"] is not None: check_range("max_lr", group["max_lr"], low_open=True)
-        for name in ("decouple_wd", "decouple_lr"): check_option(name, group[name])
+        for name in ("decouple_wd", "decouple_lr", "stochastic_rounding"): check_option(name, group[name])
+        if group["stochastic_rounding"] and group["kahan_sum"]:
+            raise ValueError("stochastic_rounding=True and kahan_sum=True: choose one way to keep small bf16/fp16 updates")
         for name in ("kahan_sum", "foreach"): check_option(name, group[name], allow_none=True)
         if self.gradient_release and group["foreach"]:
             raise ValueError("foreach=True cannot be used with gradient_release=True: each hook updates one tensor, "
@@ -108,7 +115,8 @@ class BaseOptimizer(Optimizer):
 
     def init_state(self, param: Tensor, group: dict) -> dict:
         "A new parameter's state: a step count, zeroed buffers, and `kahan_comp` for a compensated bf16/fp16 parameter"
-        names = self.buffer_names(group) + (("kahan_comp",) if uses_kahan(param, group["kahan_sum"]) else ())
+        kahan = uses_kahan(param, group["kahan_sum"]) and not group["stochastic_rounding"]
+        names = self.buffer_names(group) + (("kahan_comp",) if kahan else ())
         return {"step": 0} | {name: torch.zeros_like(param, memory_format=torch.preserve_format) for name in names}
 
     def load_state_dict(self, state_dict: dict) -> None:
@@ -137,16 +145,25 @@ class BaseOptimizer(Optimizer):
     @torch.no_grad()
     def _apply(self, group: dict, param: Tensors, grad: Tensors, state: dict, step: int) -> None:
         "One update of a tensor or a foreach bucket: weight decay, the optimizer's update, then the Kahan commit"
-        kahan_comp = state.get("kahan_comp")
-        target = None
+        kahan_comp, rounding_buffer, target = state.get("kahan_comp"), None, None
         if not self.optimizer_accumulation:
-            self.weight_decay_(group, param, grad, kahan_comp)
-            target = param if kahan_comp is None else kahan_comp
+            if group["stochastic_rounding"] and param.dtype in LOW_PRECISION:  # one tensor: see _step_group
+                rounding_buffer = torch.zeros_like(param, dtype=torch.float32)  # the update, gathered in fp32
+            buffer = kahan_comp if kahan_comp is not None else rounding_buffer
+            self.weight_decay_(group, param, grad, buffer)
+            target = param if buffer is None else buffer
         buffers = [state[name] for name in self.buffer_names(group)]
         self.update(param, grad, *buffers, target=target, lr=group["lr"], **self.step_scalars(group, step))
         if target is None: return
         if kahan_comp is not None: kahan_commit_(param, kahan_comp, scratch=grad)
+        if rounding_buffer is not None: self._round_stochastically(param, rounding_buffer, grad, step)
         self.after_update_(group, param, state, step)
+
+    def _round_stochastically(self, param: Tensor, update: Tensor, scratch: Tensor, step: int) -> None:
+        "θ ← θ + update, rounded stochastically; the tensor's noise is seeded by the seed, its position and the step"
+        generator = self._rounding_generators.setdefault(param.device, torch.Generator(device=param.device))
+        generator.manual_seed((self.rounding_seed * 1_000_003 + self._position_of(param)) * 1_000_033 + step)
+        stochastic_round_(param, update.add_(param), generator, scratch)
 
     def _count_step(self, param: Tensor, group: dict) -> int:
         "Create `param`'s state on its first update, count this step, and return the step number t (from 1)"
@@ -160,7 +177,8 @@ class BaseOptimizer(Optimizer):
         "Update one param group: tensor by tensor, or with foreach ops on buckets of one device, dtype and step"
         params = [p for p in group["params"] if p.grad is not None]
         steps = [self._count_step(p, group) for p in params]
-        if not (foreach_by_default(params) if group["foreach"] is None else group["foreach"]):
+        foreach = foreach_by_default(params) if group["foreach"] is None else group["foreach"]
+        if not foreach or group["stochastic_rounding"]:  # stochastic rounding's fp32 temporary: one tensor at a time
             for p, step in zip(params, steps): self._apply(group, p, p.grad, self.state[p], step)
             return
         buckets = defaultdict(list)
@@ -172,11 +190,20 @@ class BaseOptimizer(Optimizer):
 
     def _group_of(self, param: Tensor) -> dict:
         "The param group that holds `param`"
+        return self._index(param)[0]
+
+    def _position_of(self, param: Tensor) -> int:
+        "The position of `param` among all the optimizer's parameters, in param-group order"
+        return self._index(param)[1]
+
+    def _index(self, param: Tensor) -> tuple[dict, int]:
+        "`param`'s group and position, from a lookup rebuilt whenever the list of param groups changes"
         key = (id(self.param_groups), len(self.param_groups))
-        if getattr(self, "_group_index_key", None) != key:
-            self._group_index = {id(p): g for g in self.param_groups for p in g["params"]}
-            self._group_index_key = key
-        try: return self._group_index[id(param)]
+        if getattr(self, "_index_key", None) != key:
+            params = [(p, g) for g in self.param_groups for p in g["params"]]
+            self._param_index = {id(p): (g, i) for i, (p, g) in enumerate(params)}
+            self._index_key = key
+        try: return self._param_index[id(param)]
         except KeyError: raise ValueError("param is not one of this optimizer's parameters") from None
 
     @torch.no_grad()

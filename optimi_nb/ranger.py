@@ -5,23 +5,24 @@
 # %% auto #0
 __all__ = ['lookahead_', 'Ranger']
 
-# %% ../nbs/16_ranger.ipynb #32a44526
+# %% ../nbs/16_ranger.ipynb #69ca3fdb
 import torch
 from torch import Tensor
 from typing import Iterable
 from .base import BaseOptimizer, check_range
-from .foreach import Tensors, add_, copy_, lerp_, mul_, sub_
+from .foreach import Tensors, add_, copy_, mul_, sub_
+from .kahan import LOW_PRECISION
 from .radam import RAdam
 
-# %% ../nbs/16_ranger.ipynb #71e96ef6
+# %% ../nbs/16_ranger.ipynb #c0c8e4f4
 def lookahead_(param: Tensors, # fast weights θ
                slow_weights: Tensors, # slow weights φ (fp32 when `kahan_comp` is given)
                kahan_comp: Tensors | None, # θ's Kahan compensation, or None
                alpha: float, # α
               ) -> None:
     "φ ← φ + α(θ - φ), then θ ← φ; with Kahan, θ counts its compensation and its rounding of φ goes back into it"
-    if kahan_comp is None:
-        lerp_(slow_weights, param, alpha)
+    if kahan_comp is None:  # φ may be fp32 for a bf16 θ (under stochastic rounding), so no lerp_, which needs one dtype
+        mul_(slow_weights, 1 - alpha); add_(slow_weights, param, alpha=alpha)
         return copy_(param, slow_weights)
     mul_(slow_weights, 1 - alpha); add_(slow_weights, param, alpha=alpha); add_(slow_weights, kahan_comp, alpha=alpha)  # φ ← (1-α)φ + α(θ+k)
     copy_(param, slow_weights)       # θ ← φ, rounded to the parameter's dtype
@@ -29,7 +30,7 @@ def lookahead_(param: Tensors, # fast weights θ
     copy_(kahan_comp, slow_weights)  # k ← the rounding error
     add_(slow_weights, param)        # φ again, exactly
 
-# %% ../nbs/16_ranger.ipynb #a57b5aca
+# %% ../nbs/16_ranger.ipynb #878b45b7
 class Ranger(RAdam):
     "RAdam with Lookahead, decoupled weight decay by default, and Kahan summation"
     def __init__(self,
@@ -44,11 +45,12 @@ class Ranger(RAdam):
                  decouple_lr: bool = False, # fully decoupled weight decay: λ scaled by lr/max_lr
                  max_lr: float | None = None, # peak lr for fully decoupled decay; None: the initial lr
                  kahan_sum: bool | None = None, # Kahan summation for bf16/fp16 parameters; None: automatic
+                 stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
                  foreach: bool | None = None, # update with foreach ops; None: on accelerators, not on CPU
                  gradient_release: bool = False, # step parameters during backward
                 ) -> None:
         BaseOptimizer.__init__(self, params, lr, weight_decay, decouple_wd, decouple_lr, max_lr, kahan_sum, foreach,
-                               gradient_release, betas=betas, eps=eps, k=k, alpha=alpha)
+                               gradient_release, stochastic_rounding, betas=betas, eps=eps, k=k, alpha=alpha)
 
     def validate(self, group: dict) -> None:
         "Check RAdam's hyperparameters, then k (an integer ≥ 1) and alpha (in [0, 1])"
@@ -60,7 +62,8 @@ class Ranger(RAdam):
     def init_state(self, param: Tensor, group: dict) -> dict:
         "RAdam's state, and slow weights starting at the parameter's value (in fp32 for a Kahan-compensated parameter)"
         state = super().init_state(param, group)
-        dtype = torch.float32 if "kahan_comp" in state else param.dtype
+        compensated = "kahan_comp" in state or (group["stochastic_rounding"] and param.dtype in LOW_PRECISION)
+        dtype = torch.float32 if compensated else param.dtype
         return state | {"slow_weights": param.detach().to(dtype, copy=True)}
 
     def after_update_(self, group: dict, param: Tensors, state: dict, step: int) -> None:

@@ -5,13 +5,13 @@
 # %% auto #0
 __all__ = ['rms_lr_scale', 'stableadamw_update', 'StableAdamW']
 
-# %% ../nbs/17_stableadamw.ipynb #09fd3ffa
+# %% ../nbs/17_stableadamw.ipynb #22830b04
 from .adam import add_adam_step_, update_moments_
 from .adamw import AdamW
 from .foreach import Tensors, addcmul_
 from .weight_decay import decay_fraction
 
-# %% ../nbs/17_stableadamw.ipynb #297b1905
+# %% ../nbs/17_stableadamw.ipynb #56438f11
 def rms_lr_scale(grad: Tensors, # gradients
                  exp_avg_sq: Tensors, # v, already updated with this gradient
                  eps: float, # ε; the ratio's floor is ε²
@@ -21,7 +21,7 @@ def rms_lr_scale(grad: Tensors, # gradients
     ratio = grad.float().square().div_(exp_avg_sq.float().clamp_min(eps**2))
     return ratio.mean().sqrt().clamp_min(1.0).reciprocal()
 
-# %% ../nbs/17_stableadamw.ipynb #579de90d
+# %% ../nbs/17_stableadamw.ipynb #e823162f
 def stableadamw_update(param: Tensors, # weights
                        grad: Tensors, # gradients; scratch space for the denominator
                        exp_avg: Tensors, # m
@@ -41,7 +41,7 @@ def stableadamw_update(param: Tensors, # weights
     if decay != 0: addcmul_(target, param, scale, value=-decay)  # θ ← θ - (γλ/max(1, RMS))·θ
     add_adam_step_(target, exp_avg, exp_avg_sq, grad, lr, eps, scale)
 
-# %% ../nbs/17_stableadamw.ipynb #52e0c8e0
+# %% ../nbs/17_stableadamw.ipynb #a2e90002
 class StableAdamW(AdamW):
     "AdamW with per-tensor update clipping by the RMS of g/√v, decoupled (or fully decoupled) weight decay, and Kahan summation"
     update = staticmethod(stableadamw_update)

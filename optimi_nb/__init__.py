@@ -6,7 +6,7 @@ __version__ = "0.1.0"
 # %% auto #0
 __all__ = []
 
-# %% ../nbs/index.ipynb #9336b645
+# %% ../nbs/index.ipynb #81e748b2
 from .base import BaseOptimizer
 from .gradient_release import prepare_for_gradient_release, remove_gradient_release
 from .distributed import prepare_ddp_for_gradient_release

@@ -5,12 +5,12 @@
 # %% auto #0
 __all__ = ['prepare_ddp_for_gradient_release']
 
-# %% ../nbs/22_distributed.ipynb #a4dfaf5f
+# %% ../nbs/22_distributed.ipynb #0ea22c6d
 from torch import nn
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from .base import BaseOptimizer
 
-# %% ../nbs/22_distributed.ipynb #ae87259e
+# %% ../nbs/22_distributed.ipynb #a493b8fa
 def prepare_ddp_for_gradient_release(ddp_model: nn.parallel.DistributedDataParallel, # the DDP-wrapped model
                                      optimizer: BaseOptimizer, # an optimi_nb optimizer built with `gradient_release=True`
                                     ) -> None:

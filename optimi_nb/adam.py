@@ -5,20 +5,20 @@
 # %% auto #0
 __all__ = ['debias_beta', 'update_moments_', 'add_adam_step_', 'adam_update', 'Adam']
 
-# %% ../nbs/11_adam.ipynb #d04a3efe
+# %% ../nbs/11_adam.ipynb #12263913
 def debias_beta(beta: float, # β, the average's decay
                 step: int, # t, counting from 1
                ) -> float:
     "β̂_t = β(1-β^(t-1))/(1-β^t): the decay that keeps a moving average bias-corrected"
     return (beta**step - beta) / (beta**step - 1)
 
-# %% ../nbs/11_adam.ipynb #35c5f237
+# %% ../nbs/11_adam.ipynb #d313c34f
 from torch import Tensor
 from typing import Iterable
 from .base import BaseOptimizer
 from .foreach import Tensors, add_, addcdiv_, addcmul_, copy_, div_, lerp_, mul_, sqrt_
 
-# %% ../nbs/11_adam.ipynb #c354fb68
+# %% ../nbs/11_adam.ipynb #effca0b4
 def update_moments_(grad: Tensors, # gradients
                     exp_avg: Tensors, # m
                     exp_avg_sq: Tensors, # v
@@ -43,7 +43,7 @@ def add_adam_step_(target: Tensors, # where the step is added
     if scale is not None: div_(scratch, scale)
     addcdiv_(target, exp_avg, scratch, value=-lr)
 
-# %% ../nbs/11_adam.ipynb #4ee10388
+# %% ../nbs/11_adam.ipynb #a73b1bdb
 def adam_update(param: Tensors, # weights
                 grad: Tensors, # gradients; used as scratch space for the denominator
                 exp_avg: Tensors, # m
@@ -60,7 +60,7 @@ def adam_update(param: Tensors, # weights
     if target is None: return  # optimizer accumulation: the moments only
     add_adam_step_(target, exp_avg, exp_avg_sq, grad, lr, eps)
 
-# %% ../nbs/11_adam.ipynb #ed6c7827
+# %% ../nbs/11_adam.ipynb #a7fa811e
 class Adam(BaseOptimizer):
     "Adam with bias correction folded into the betas, L2 or decoupled weight decay, and Kahan summation"
     state_names = ("exp_avg", "exp_avg_sq")
@@ -77,11 +77,12 @@ class Adam(BaseOptimizer):
                  max_lr: float | None = None, # peak lr for fully decoupled decay; None: the initial lr
                  kahan_sum: bool | None = None, # Kahan summation for bf16/fp16 parameters; None: automatic
                  stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
+                 compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
                  foreach: bool | None = None, # update with foreach ops; None: on accelerators, not on CPU
                  gradient_release: bool = False, # step parameters during backward
                 ) -> None:
         super().__init__(params, lr, weight_decay, decouple_wd, decouple_lr, max_lr, kahan_sum, foreach, gradient_release,
-                         stochastic_rounding=stochastic_rounding,
+                         stochastic_rounding=stochastic_rounding, compiled=compiled,
                          betas=betas, eps=eps)
 
     def step_scalars(self, group: dict, step: int) -> dict:

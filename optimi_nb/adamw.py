@@ -5,12 +5,12 @@
 # %% auto #0
 __all__ = ['AdamW']
 
-# %% ../nbs/12_adamw.ipynb #f019820e
+# %% ../nbs/12_adamw.ipynb #6eda3870
 from torch import Tensor
 from typing import Iterable
 from .adam import Adam
 
-# %% ../nbs/12_adamw.ipynb #60f00473
+# %% ../nbs/12_adamw.ipynb #5f32c90e
 class AdamW(Adam):
     "Adam with decoupled (or fully decoupled) weight decay, and Kahan summation"
     def __init__(self,
@@ -23,9 +23,10 @@ class AdamW(Adam):
                  max_lr: float | None = None, # peak lr for fully decoupled decay; None: the initial lr
                  kahan_sum: bool | None = None, # Kahan summation for bf16/fp16 parameters; None: automatic
                  stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
+                 compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
                  foreach: bool | None = None, # update with foreach ops; None: on accelerators, not on CPU
                  gradient_release: bool = False, # step parameters during backward
                 ) -> None:
         super().__init__(params, lr, betas, weight_decay, eps, decouple_wd=True, decouple_lr=decouple_lr, max_lr=max_lr,
                          kahan_sum=kahan_sum, foreach=foreach, gradient_release=gradient_release,
-                         stochastic_rounding=stochastic_rounding)
+                         stochastic_rounding=stochastic_rounding, compiled=compiled)

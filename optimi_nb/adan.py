@@ -5,15 +5,15 @@
 # %% auto #0
 __all__ = ['adan_update', 'Adan']
 
-# %% ../nbs/15_adan.ipynb #880ed985
+# %% ../nbs/15_adan.ipynb #66d68d10
 from torch import Tensor
 from typing import Iterable
 from .adam import debias_beta
 from .base import BaseOptimizer, check_option
 from .foreach import Tensors, add_, addcdiv_, addcmul_, copy_, lerp_, mul_, sqrt_, sub_
-from .weight_decay import decay_fraction, shrink_
+from .weight_decay import decay_fraction, shrink_, weight_decay_
 
-# %% ../nbs/15_adan.ipynb #edd05269
+# %% ../nbs/15_adan.ipynb #ad88521c
 def adan_update(param: Tensors, # weights
                 grad: Tensors, # gradients; scratch space for the denominator
                 exp_avg: Tensors, # m
@@ -44,7 +44,7 @@ def adan_update(param: Tensors, # weights
     addcdiv_(target, exp_avg, grad, value=-lr * lr_scale)
     addcdiv_(target, exp_avg_diff, grad, value=-lr * lr_scale * diff_weight)
 
-# %% ../nbs/15_adan.ipynb #845f222a
+# %% ../nbs/15_adan.ipynb #e7d4ec7f
 class Adan(BaseOptimizer):
     "Adan, with Adan-style (proximal) or AdamW-style weight decay, and Kahan summation (automatic, as for every optimizer here)"
     state_names = ("exp_avg", "exp_avg_diff", "exp_avg_sq", "prev_grad")
@@ -62,11 +62,12 @@ class Adan(BaseOptimizer):
                  max_lr: float | None = None, # peak lr for fully decoupled decay; None: the initial lr
                  kahan_sum: bool | None = None, # Kahan summation for bf16/fp16 parameters; None: automatic
                  stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
+                 compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
                  foreach: bool | None = None, # update with foreach ops; None: on accelerators, not on CPU
                  gradient_release: bool = False, # step parameters during backward
                 ) -> None:
         super().__init__(params, lr, weight_decay, True, decouple_lr, max_lr, kahan_sum, foreach, gradient_release,
-                         stochastic_rounding=stochastic_rounding,
+                         stochastic_rounding=stochastic_rounding, compiled=compiled,
                          betas=betas, eps=eps, adam_wd=adam_wd)
 
     def validate(self, group: dict) -> None:
@@ -74,9 +75,10 @@ class Adan(BaseOptimizer):
         super().validate(group)
         check_option("adam_wd", group["adam_wd"])
 
-    def weight_decay_(self, group: dict, param: Tensors, grad: Tensors, kahan_comp: Tensors | None) -> None:
+    @staticmethod
+    def weight_decay_(group: dict, param: Tensors, grad: Tensors, kahan_comp: Tensors | None) -> None:
         "Adan-style decay as a shrink by s/(1+s), the step being scaled by 1/(1+s); AdamW-style with `adam_wd`"
-        if group["adam_wd"] or group["weight_decay"] == 0: return super().weight_decay_(group, param, grad, kahan_comp)
+        if group["adam_wd"] or group["weight_decay"] == 0: return weight_decay_(group, param, grad, kahan_comp)
         s = decay_fraction(group)
         shrink_(param, kahan_comp, s / (1 + s))
 

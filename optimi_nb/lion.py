@@ -5,13 +5,13 @@
 # %% auto #0
 __all__ = ['lion_update', 'Lion']
 
-# %% ../nbs/14_lion.ipynb #51cf8912
+# %% ../nbs/14_lion.ipynb #2e966914
 from torch import Tensor
 from typing import Iterable
 from .base import BaseOptimizer
 from .foreach import Tensors, add_, lerp_, sign_
 
-# %% ../nbs/14_lion.ipynb #4eda827b
+# %% ../nbs/14_lion.ipynb #202273e1
 def lion_update(param: Tensors, # weights
                 grad: Tensors, # gradients; overwritten with u, then sign(u)
                 exp_avg: Tensors, # m
@@ -28,7 +28,7 @@ def lion_update(param: Tensors, # weights
     sign_(grad)
     add_(target, grad, alpha=-lr)
 
-# %% ../nbs/14_lion.ipynb #a63976be
+# %% ../nbs/14_lion.ipynb #0de9b8b5
 class Lion(BaseOptimizer):
     "Lion, with decoupled (or fully decoupled) weight decay and Kahan summation"
     state_names = ("exp_avg",)
@@ -43,11 +43,12 @@ class Lion(BaseOptimizer):
                  max_lr: float | None = None, # peak lr for fully decoupled decay; None: the initial lr
                  kahan_sum: bool | None = None, # Kahan summation for bf16/fp16 parameters; None: automatic
                  stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
+                 compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
                  foreach: bool | None = None, # update with foreach ops; None: on accelerators, not on CPU
                  gradient_release: bool = False, # step parameters during backward
                 ) -> None:
         super().__init__(params, lr, weight_decay, True, decouple_lr, max_lr, kahan_sum, foreach, gradient_release,
-                         stochastic_rounding=stochastic_rounding, betas=betas)
+                         stochastic_rounding=stochastic_rounding, compiled=compiled, betas=betas)
 
     def step_scalars(self, group: dict, step: int) -> dict:
         "The betas, as they are: Lion has no bias correction"

@@ -5,14 +5,14 @@
 # %% auto #0
 __all__ = ['stochastic_round_', 'to_low_precision']
 
-# %% ../nbs/34_low_precision.ipynb #164dd5bd
+# %% ../nbs/34_low_precision.ipynb #e66228c3
 import torch
 from torch import Tensor, nn
 from .kahan import LOW_PRECISION
 
 _DROPPED_BITS = {torch.bfloat16: 16, torch.float16: 13}  # fp32 mantissa bits that each low-precision dtype lacks
 
-# %% ../nbs/34_low_precision.ipynb #f3cb9fe2
+# %% ../nbs/34_low_precision.ipynb #f8501f61
 def stochastic_round_(param: Tensor, # a bf16 or fp16 tensor, overwritten
                       value: Tensor, # the exact fp32 values to round into it; modified
                       generator: torch.Generator | None = None, # the source of randomness, for reproducibility
@@ -31,7 +31,7 @@ def stochastic_round_(param: Tensor, # a bf16 or fp16 tensor, overwritten
     bits.bitwise_and_(-(1 << drop))  # clear the dropped bits: what remains is exactly representable
     param.copy_(value)
 
-# %% ../nbs/34_low_precision.ipynb #874058fa
+# %% ../nbs/34_low_precision.ipynb #48a78c1d
 def to_low_precision(model: nn.Module, # the model, converted in place
                      dtype: torch.dtype = torch.bfloat16, # the low-precision dtype
                      device: torch.device | str | None = None, # where to move the model too; None: leave it

@@ -5,12 +5,12 @@
 # %% auto #0
 __all__ = ['radam_rectification', 'radam_update', 'RAdam']
 
-# %% ../nbs/13_radam.ipynb #8a8e9c1f
+# %% ../nbs/13_radam.ipynb #d64ede16
 import math
 from .adam import Adam, add_adam_step_, update_moments_
 from .foreach import Tensors, add_
 
-# %% ../nbs/13_radam.ipynb #8b608839
+# %% ../nbs/13_radam.ipynb #178399b1
 def radam_rectification(beta2: float, # β2
                         step: int, # t, from 1
                        ) -> float | None:
@@ -20,7 +20,7 @@ def radam_rectification(beta2: float, # β2
     if rho_t <= 5: return None
     return math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
 
-# %% ../nbs/13_radam.ipynb #cc726d29
+# %% ../nbs/13_radam.ipynb #0a545a17
 def radam_update(param: Tensors, # weights
                  grad: Tensors, # gradients; scratch space for the denominator
                  exp_avg: Tensors, # m
@@ -39,7 +39,7 @@ def radam_update(param: Tensors, # weights
     if rect is None: add_(target, exp_avg, alpha=-lr)
     else: add_adam_step_(target, exp_avg, exp_avg_sq, grad, lr * rect, eps)
 
-# %% ../nbs/13_radam.ipynb #c4518353
+# %% ../nbs/13_radam.ipynb #e86aa9fe
 class RAdam(Adam):
     "Rectified Adam, with L2 or decoupled weight decay and Kahan summation; Adam's arguments and defaults"
     update = staticmethod(radam_update)

@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['lookahead_', 'Ranger']
 
-# %% ../nbs/16_ranger.ipynb #69ca3fdb
+# %% ../nbs/16_ranger.ipynb #3d7fe394
 import torch
 from torch import Tensor
 from typing import Iterable
@@ -14,7 +14,7 @@ from .foreach import Tensors, add_, copy_, mul_, sub_
 from .kahan import LOW_PRECISION
 from .radam import RAdam
 
-# %% ../nbs/16_ranger.ipynb #c0c8e4f4
+# %% ../nbs/16_ranger.ipynb #0bab11b1
 def lookahead_(param: Tensors, # fast weights θ
                slow_weights: Tensors, # slow weights φ (fp32 when `kahan_comp` is given)
                kahan_comp: Tensors | None, # θ's Kahan compensation, or None
@@ -30,7 +30,7 @@ def lookahead_(param: Tensors, # fast weights θ
     copy_(kahan_comp, slow_weights)  # k ← the rounding error
     add_(slow_weights, param)        # φ again, exactly
 
-# %% ../nbs/16_ranger.ipynb #878b45b7
+# %% ../nbs/16_ranger.ipynb #4bc02f80
 class Ranger(RAdam):
     "RAdam with Lookahead, decoupled weight decay by default, and Kahan summation"
     def __init__(self,
@@ -46,11 +46,12 @@ class Ranger(RAdam):
                  max_lr: float | None = None, # peak lr for fully decoupled decay; None: the initial lr
                  kahan_sum: bool | None = None, # Kahan summation for bf16/fp16 parameters; None: automatic
                  stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
+                 compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
                  foreach: bool | None = None, # update with foreach ops; None: on accelerators, not on CPU
                  gradient_release: bool = False, # step parameters during backward
                 ) -> None:
         BaseOptimizer.__init__(self, params, lr, weight_decay, decouple_wd, decouple_lr, max_lr, kahan_sum, foreach,
-                               gradient_release, stochastic_rounding, betas=betas, eps=eps, k=k, alpha=alpha)
+                               gradient_release, stochastic_rounding, compiled, betas=betas, eps=eps, k=k, alpha=alpha)
 
     def validate(self, group: dict) -> None:
         "Check RAdam's hyperparameters, then k (an integer ≥ 1) and alpha (in [0, 1])"

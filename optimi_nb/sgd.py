@@ -5,13 +5,13 @@
 # %% auto #0
 __all__ = ['sgd_update', 'SGD']
 
-# %% ../nbs/10_sgd.ipynb #4e6b253e
+# %% ../nbs/10_sgd.ipynb #0abb5390
 from torch import Tensor
 from typing import Iterable
 from .base import BaseOptimizer, check_option, check_range
 from .foreach import Tensors, add_, mul_
 
-# %% ../nbs/10_sgd.ipynb #f727370e
+# %% ../nbs/10_sgd.ipynb #d039f672
 def sgd_update(param: Tensors, # weights
                grad: Tensors, # gradients
                momentum_buffer: Tensors | None = None, # m; None without momentum
@@ -27,7 +27,7 @@ def sgd_update(param: Tensors, # weights
         add_(momentum_buffer, grad, alpha=grad_weight)
     if target is not None: add_(target, grad if momentum_buffer is None else momentum_buffer, alpha=-lr)
 
-# %% ../nbs/10_sgd.ipynb #a05d70e2
+# %% ../nbs/10_sgd.ipynb #97e55e09
 class SGD(BaseOptimizer):
     "Stochastic gradient descent with optional momentum, dampening, weight decay and Kahan summation"
     update = staticmethod(sgd_update)
@@ -44,11 +44,12 @@ class SGD(BaseOptimizer):
                  torch_init: bool = False, # start m at the first gradient, as torch.optim.SGD does
                  kahan_sum: bool | None = None, # Kahan summation for bf16/fp16 parameters; None: automatic
                  stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
+                 compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
                  foreach: bool | None = None, # update with foreach ops; None: on accelerators, not on CPU
                  gradient_release: bool = False, # step parameters during backward
                 ) -> None:
         super().__init__(params, lr, weight_decay, decouple_wd, decouple_lr, max_lr, kahan_sum, foreach, gradient_release,
-                         stochastic_rounding=stochastic_rounding,
+                         stochastic_rounding=stochastic_rounding, compiled=compiled,
                          momentum=momentum, dampening=dampening, torch_init=torch_init)
 
     def validate(self, group: dict) -> None:

@@ -5,13 +5,13 @@
 # %% auto #0
 __all__ = ['rms_lr_scale', 'stableadamw_update', 'StableAdamW']
 
-# %% ../nbs/17_stableadamw.ipynb #22830b04
+# %% ../nbs/17_stableadamw.ipynb #0e967e80
 from .adam import add_adam_step_, update_moments_
 from .adamw import AdamW
 from .foreach import Tensors, addcmul_
 from .weight_decay import decay_fraction
 
-# %% ../nbs/17_stableadamw.ipynb #56438f11
+# %% ../nbs/17_stableadamw.ipynb #0cf53a06
 def rms_lr_scale(grad: Tensors, # gradients
                  exp_avg_sq: Tensors, # v, already updated with this gradient
                  eps: float, # ε; the ratio's floor is ε²
@@ -21,7 +21,7 @@ def rms_lr_scale(grad: Tensors, # gradients
     ratio = grad.float().square().div_(exp_avg_sq.float().clamp_min(eps**2))
     return ratio.mean().sqrt().clamp_min(1.0).reciprocal()
 
-# %% ../nbs/17_stableadamw.ipynb #e823162f
+# %% ../nbs/17_stableadamw.ipynb #f2f46b1e
 def stableadamw_update(param: Tensors, # weights
                        grad: Tensors, # gradients; scratch space for the denominator
                        exp_avg: Tensors, # m
@@ -32,23 +32,24 @@ def stableadamw_update(param: Tensors, # weights
                        beta1: float, # β̂1 for this step
                        beta2: float, # β̂2 for this step
                        eps: float, # ε
-                       decay: float, # the decoupled decay fraction γλ (or γλ/γ_max) before clipping
+                       decay: float | None, # the decoupled decay fraction γλ (or γλ/γ_max) before clipping; None without decay
                       ) -> None:
     "StableAdamW: Adam's moments, then decay and step with the lr divided by max(1, RMS) per tensor"
     update_moments_(grad, exp_avg, exp_avg_sq, beta1, beta2)
     if target is None: return
     scale = rms_lr_scale(grad, exp_avg_sq, eps)
-    if decay != 0: addcmul_(target, param, scale, value=-decay)  # θ ← θ - (γλ/max(1, RMS))·θ
+    if decay is not None: addcmul_(target, param, scale, value=-decay)  # θ ← θ - (γλ/max(1, RMS))·θ
     add_adam_step_(target, exp_avg, exp_avg_sq, grad, lr, eps, scale)
 
-# %% ../nbs/17_stableadamw.ipynb #a2e90002
+# %% ../nbs/17_stableadamw.ipynb #a7b895e5
 class StableAdamW(AdamW):
     "AdamW with per-tensor update clipping by the RMS of g/√v, decoupled (or fully decoupled) weight decay, and Kahan summation"
     update = staticmethod(stableadamw_update)
 
-    def weight_decay_(self, group: dict, param: Tensors, grad: Tensors, kahan_comp: Tensors | None) -> None:
+    @staticmethod
+    def weight_decay_(group: dict, param: Tensors, grad: Tensors, kahan_comp: Tensors | None) -> None:
         "Nothing here: the decay needs the clipped per-tensor lr, so the update applies it"
 
     def step_scalars(self, group: dict, step: int) -> dict:
         "Adam's scalars, and the decoupled decay fraction before clipping"
-        return super().step_scalars(group, step) | dict(decay=decay_fraction(group))
+        return super().step_scalars(group, step) | dict(decay=decay_fraction(group) if group["weight_decay"] else None)

@@ -6,7 +6,7 @@ __version__ = "0.1.0"
 # %% auto #0
 __all__ = []
 
-# %% ../nbs/index.ipynb #81e748b2
+# %% ../nbs/index.ipynb #e9888f8a
 from .base import BaseOptimizer
 from .gradient_release import prepare_for_gradient_release, remove_gradient_release
 from .distributed import prepare_ddp_for_gradient_release

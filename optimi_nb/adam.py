@@ -5,20 +5,20 @@
 # %% auto #0
 __all__ = ['debias_beta', 'update_moments_', 'add_adam_step_', 'adam_update', 'Adam']
 
-# %% ../nbs/11_adam.ipynb #12263913
+# %% ../nbs/11_adam.ipynb #f978e8b3
 def debias_beta(beta: float, # β, the average's decay
                 step: int, # t, counting from 1
                ) -> float:
     "β̂_t = β(1-β^(t-1))/(1-β^t): the decay that keeps a moving average bias-corrected"
     return (beta**step - beta) / (beta**step - 1)
 
-# %% ../nbs/11_adam.ipynb #d313c34f
+# %% ../nbs/11_adam.ipynb #8cd4ec11
 from torch import Tensor
 from typing import Iterable
 from .base import BaseOptimizer
-from .foreach import Tensors, add_, addcdiv_, addcmul_, copy_, div_, lerp_, mul_, sqrt_
+from .foreach import Tensors, add_, addcdiv_, addcmul_, div_, lerp_, mul_, sqrt_into_
 
-# %% ../nbs/11_adam.ipynb #effca0b4
+# %% ../nbs/11_adam.ipynb #fb890419
 def update_moments_(grad: Tensors, # gradients
                     exp_avg: Tensors, # m
                     exp_avg_sq: Tensors, # v
@@ -39,11 +39,11 @@ def add_adam_step_(target: Tensors, # where the step is added
                    scale: Tensors | None = None, # a per-tensor factor on the step, as 0-dim tensors (StableAdamW's)
                   ) -> None:
     "target ← target - lr·scale·m/(√v+ε), with √v+ε computed in `scratch`"
-    copy_(scratch, exp_avg_sq); sqrt_(scratch); add_(scratch, eps)
+    sqrt_into_(scratch, exp_avg_sq); add_(scratch, eps)
     if scale is not None: div_(scratch, scale)
     addcdiv_(target, exp_avg, scratch, value=-lr)
 
-# %% ../nbs/11_adam.ipynb #a73b1bdb
+# %% ../nbs/11_adam.ipynb #a95ffdad
 def adam_update(param: Tensors, # weights
                 grad: Tensors, # gradients; used as scratch space for the denominator
                 exp_avg: Tensors, # m
@@ -60,7 +60,7 @@ def adam_update(param: Tensors, # weights
     if target is None: return  # optimizer accumulation: the moments only
     add_adam_step_(target, exp_avg, exp_avg_sq, grad, lr, eps)
 
-# %% ../nbs/11_adam.ipynb #a7fa811e
+# %% ../nbs/11_adam.ipynb #52ee2d4d
 class Adam(BaseOptimizer):
     "Adam with bias correction folded into the betas, L2 or decoupled weight decay, and Kahan summation"
     state_names = ("exp_avg", "exp_avg_sq")

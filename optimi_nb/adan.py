@@ -5,15 +5,15 @@
 # %% auto #0
 __all__ = ['adan_update', 'Adan']
 
-# %% ../nbs/15_adan.ipynb #66d68d10
+# %% ../nbs/15_adan.ipynb #13dd4851
 from torch import Tensor
 from typing import Iterable
 from .adam import debias_beta
 from .base import BaseOptimizer, check_option
-from .foreach import Tensors, add_, addcdiv_, addcmul_, copy_, lerp_, mul_, sqrt_, sub_
+from .foreach import Tensors, add_, addcdiv_, addcmul_, copy_, lerp_, mul_, sqrt_into_, sub_
 from .weight_decay import decay_fraction, shrink_, weight_decay_
 
-# %% ../nbs/15_adan.ipynb #ad88521c
+# %% ../nbs/15_adan.ipynb #9b6e5081
 def adan_update(param: Tensors, # weights
                 grad: Tensors, # gradients; scratch space for the denominator
                 exp_avg: Tensors, # m
@@ -40,11 +40,11 @@ def adan_update(param: Tensors, # weights
     mul_(exp_avg_sq, beta3); addcmul_(exp_avg_sq, prev_grad, prev_grad, value=1 - beta3)  # n ← β̂3·n + (1-β̂3)·(g+β2·Δ)²
     copy_(prev_grad, grad)                                            # keep g for the next step
     if target is None: return
-    copy_(grad, exp_avg_sq); sqrt_(grad); add_(grad, eps)             # grad's buffer ← √n + ε
+    sqrt_into_(grad, exp_avg_sq); add_(grad, eps)                     # grad's buffer ← √n + ε
     addcdiv_(target, exp_avg, grad, value=-lr * lr_scale)
     addcdiv_(target, exp_avg_diff, grad, value=-lr * lr_scale * diff_weight)
 
-# %% ../nbs/15_adan.ipynb #e7d4ec7f
+# %% ../nbs/15_adan.ipynb #6377f2bd
 class Adan(BaseOptimizer):
     "Adan, with Adan-style (proximal) or AdamW-style weight decay, and Kahan summation (automatic, as for every optimizer here)"
     state_names = ("exp_avg", "exp_avg_diff", "exp_avg_sq", "prev_grad")

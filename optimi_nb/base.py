@@ -5,12 +5,12 @@
 # %% auto #0
 __all__ = ['check_range', 'check_option', 'update_core', 'compiled_update_core', 'BaseOptimizer']
 
-# %% ../nbs/00_base.ipynb #9a736002
+# %% ../nbs/00_base.ipynb #af462c87
 import functools, math, numbers, warnings
 from collections import defaultdict
 from typing import Callable, Iterable
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 from torch.optim import Optimizer
 from .foreach import Tensors, foreach_by_default
 from .kahan import LOW_PRECISION, kahan_commit_, uses_kahan
@@ -18,7 +18,7 @@ from .low_precision import stochastic_round_
 from . import weight_decay
 from .weight_decay import warn_if_high_decay
 
-# %% ../nbs/00_base.ipynb #6277f1e5
+# %% ../nbs/00_base.ipynb #1a4e7393
 def check_range(name: str, # the hyperparameter's name, for the message
                 value, # its value
                 low: float = 0.0, # smallest valid value
@@ -36,13 +36,13 @@ def check_range(name: str, # the hyperparameter's name, for the message
         upper = "" if high == math.inf else f" {'<' if high_open else '<='} {high}"
         raise ValueError(f"Invalid {name}: {value!r} (expected {lower}{name}{upper})")
 
-# %% ../nbs/00_base.ipynb #18828b93
+# %% ../nbs/00_base.ipynb #054fe6ff
 def check_option(name: str, value, allow_none: bool = False) -> None:
     "Raise a `TypeError` unless `value` is a bool (or None, when `allow_none`)"
     if not (isinstance(value, bool) or (allow_none and value is None)):
         raise TypeError(f"{name} must be {'True, False or None' if allow_none else 'True or False'}, got {value!r}")
 
-# %% ../nbs/00_base.ipynb #2541466c
+# %% ../nbs/00_base.ipynb #41646a90
 def update_core(update: Callable, # the optimizer's update rule
                 weight_decay_: Callable, # its weight-decay rule: weight_decay_(group, param, grad, buffer)
                 accumulate: bool, # optimizer accumulation: update the state only
@@ -64,10 +64,10 @@ def update_core(update: Callable, # the optimizer's update rule
 
 @functools.cache
 def compiled_update_core() -> Callable:
-    "`update_core` through torch.compile, made once and shared; bf16 arithmetic is rounded as in eager code"
-    return torch.compile(update_core, options={"emulate_precision_casts": True})
+    "`update_core` through torch.compile, made once and shared; bf16 results are rounded as eager code rounds them"
+    return torch.compile(update_core, options={"emulate_precision_casts": True})  # without it, Kahan summation cancels out
 
-# %% ../nbs/00_base.ipynb #025a2fde
+# %% ../nbs/00_base.ipynb #4f93e803
 class BaseOptimizer(Optimizer):
     "The shared machinery of optimi_nb's optimizers; a subclass supplies defaults, state buffers, per-step scalars and an update"
     state_names: tuple[str, ...] = ()  # zero-initialised state buffers that `update` takes after `grad`, in order
@@ -190,9 +190,11 @@ class BaseOptimizer(Optimizer):
         def as_tensor(key, value):
             if isinstance(value, bool) or not isinstance(value, (int, float)): return value  # flags and None stay Python values
             return self._scalar_tensors.setdefault((device, key), torch.zeros((), device=device)).fill_(value)
-        group = group | {"lr": as_tensor("lr", group["lr"])}
-        scalars = {key: as_tensor(key, value) for key, value in scalars.items()}
-        try: compiled_update_core()(update, weight_decay_, accumulate, group, scalars, param, *tensors)
+        tensor_group = group | {"lr": as_tensor("lr", group["lr"])}
+        tensor_scalars = {key: as_tensor(key, value) for key, value in scalars.items()}
+        try:  # one compiled function serves every optimizer class and dtype: allow more variants than dynamo's default 8
+            with torch._dynamo.config.patch(recompile_limit=max(64, torch._dynamo.config.recompile_limit)):
+                compiled_update_core()(update, weight_decay_, accumulate, tensor_group, tensor_scalars, param, *tensors)
         except Exception as error:  # no C++ compiler, an unsupported platform...; the eager update is the same math
             warnings.warn(f"compiled=True: torch.compile failed ({type(error).__name__}: {str(error).splitlines()[0][:200]}); "
                           "using the eager update", UserWarning, stacklevel=4)

@@ -4,16 +4,16 @@
 
 # %% auto #0
 __all__ = ['Tensors', 'sub_', 'div_', 'sqrt_', 'sign_', 'copy_', 'clamp_min_', 'reciprocal_', 'add_', 'addcmul_', 'addcdiv_',
-           'lerp_', 'mul_', 'foreach_by_default']
+           'lerp_', 'sqrt_into_', 'mul_', 'foreach_by_default']
 
-# %% ../nbs/03_foreach.ipynb #d36125ad
+# %% ../nbs/03_foreach.ipynb #4e17f310
 from typing import Union
 import torch
 from torch import Tensor
 
 Tensors = Union[Tensor, list[Tensor]]  # one tensor, or a list of tensors sharing a device and dtype
 
-# %% ../nbs/03_foreach.ipynb #6547d5a2
+# %% ../nbs/03_foreach.ipynb #40b071c5
 def _tensor_or_list_op(name: str):
     "An op that calls `Tensor.{name}` on a tensor and `torch._foreach_{name}` on a list of tensors"
     foreach_op = getattr(torch, f"_foreach_{name}")
@@ -27,7 +27,7 @@ def _tensor_or_list_op(name: str):
 sub_, div_, sqrt_, sign_, copy_, clamp_min_, reciprocal_ = map(_tensor_or_list_op,
     ["sub_", "div_", "sqrt_", "sign_", "copy_", "clamp_min_", "reciprocal_"])
 
-# %% ../nbs/03_foreach.ipynb #8c3d4972
+# %% ../nbs/03_foreach.ipynb #cb33de7b
 def _each(x: Tensors, *others: Tensors):
     "Zip a list with lists of the same length, or wrap single tensors, for per-tensor loops"
     return zip(*(o if isinstance(o, list) else [o] for o in (x, *others)))
@@ -38,7 +38,9 @@ def add_(x: Tensors, # updated in place
         ) -> None:
     "In place `x += alpha * other`: `Tensor.add_` on a tensor, `torch._foreach_add_` on a list"
     if isinstance(alpha, Tensor):
-        for xi, oi in _each(x, other): xi.add_(oi * alpha)
+        for xi, oi in _each(x, other): xi.add_(oi.float() * alpha)  # in fp32, rounded once, as add_(alpha=) rounds
+    elif isinstance(other, Tensor) and isinstance(x, list):  # a 0-dim tensor added to a list: compiled code only
+        for xi in x: xi.add_(other)
     elif not isinstance(x, list): x.add_(other, alpha=alpha)
     elif isinstance(other, list): torch._foreach_add_(x, other, alpha=alpha)
     else: torch._foreach_add_(x, other)
@@ -46,14 +48,14 @@ def add_(x: Tensors, # updated in place
 def addcmul_(x: Tensors, t1: Tensors, t2: Tensors, value: float | Tensor = 1) -> None:
     "In place `x += value * t1 * t2`: `Tensor.addcmul_` on a tensor, `torch._foreach_addcmul_` on a list"
     if isinstance(value, Tensor):
-        for xi, a, b in _each(x, t1, t2): xi.add_(a * b * value)
+        for xi, a, b in _each(x, t1, t2): xi.add_(a.float() * b * value)
     elif isinstance(x, list): torch._foreach_addcmul_(x, t1, t2, value=value)
     else: x.addcmul_(t1, t2, value=value)
 
 def addcdiv_(x: Tensors, t1: Tensors, t2: Tensors, value: float | Tensor = 1) -> None:
     "In place `x += value * t1 / t2`: `Tensor.addcdiv_` on a tensor, `torch._foreach_addcdiv_` on a list"
     if isinstance(value, Tensor):
-        for xi, a, b in _each(x, t1, t2): xi.add_(a / b * value)
+        for xi, a, b in _each(x, t1, t2): xi.add_(a.float() / b * value)
     elif isinstance(x, list): torch._foreach_addcdiv_(x, t1, t2, value=value)
     else: x.addcdiv_(t1, t2, value=value)
 
@@ -64,18 +66,28 @@ def lerp_(x: Tensors, end: Tensors, weight: float | Tensor) -> None:
     elif isinstance(x, list): torch._foreach_lerp_(x, end, weight)
     else: x.lerp_(end, weight)
 
-# %% ../nbs/03_foreach.ipynb #3aa59518
+# %% ../nbs/03_foreach.ipynb #4e67bf31
+def sqrt_into_(out: Tensors, # overwritten with √x
+               x: Tensors, # read
+              ) -> None:
+    "out ← √x: one pass on a tensor; a copy and an in-place square root on a list"
+    if isinstance(out, list): copy_(out, x); sqrt_(out)
+    else: torch.sqrt(x, out=out)
+
+# %% ../nbs/03_foreach.ipynb #6efbda1a
 def mul_(x: Tensors, # the tensor or list of tensors to scale in place
          scalar: float | Tensors, # the factor: a number, or a tensor (a list of tensors for a list) to multiply by
         ) -> None:
     "In place `x *= scalar`, with a number kept in fp32 for bf16/fp16 lists as `Tensor.mul_` keeps it"
     if not isinstance(x, list): x.mul_(scalar)
-    elif isinstance(scalar, (list, Tensor)): torch._foreach_mul_(x, scalar)
+    elif isinstance(scalar, list): torch._foreach_mul_(x, scalar)
+    elif isinstance(scalar, Tensor):  # a 0-dim tensor factor: compiled code only, where the loop is fused
+        for xi in x: xi.mul_(scalar)
     elif x and x[0].dtype in (torch.bfloat16, torch.float16):
         torch._foreach_mul_(x, torch.tensor(scalar, dtype=torch.float32, device=x[0].device))
     else: torch._foreach_mul_(x, scalar)
 
-# %% ../nbs/03_foreach.ipynb #6a4a7fb0
+# %% ../nbs/03_foreach.ipynb #a7a863bc
 def foreach_by_default(params: list[Tensor], # the parameters to update together
                       ) -> bool:
     "What `foreach=None` means: foreach ops on accelerators, where they save kernel launches; the for-loop on CPU, where it reuses the cache"

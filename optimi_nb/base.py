@@ -57,7 +57,7 @@ def update_core(update: Callable, # the optimizer's update rule
     target = None
     if not accumulate:
         buffer = kahan_comp if kahan_comp is not None else rounding_buffer
-        weight_decay_(group, param, grad, buffer)
+        if group["weight_decay"]: weight_decay_(group, param, grad, buffer)
         target = param if buffer is None else buffer
     update(param, grad, *buffers, target=target, lr=group["lr"], **scalars)
     if target is not None and kahan_comp is not None: kahan_commit_(param, kahan_comp, scratch=grad)
@@ -174,18 +174,16 @@ class BaseOptimizer(Optimizer):
                           "weight-updating step; use decoupled weight decay", UserWarning, stacklevel=2)
         self._optimizer_accumulation = value
 
-    @torch.no_grad()
-    def _apply(self, group: dict, param: Tensors, grad: Tensors, state: dict, step: int) -> None:
-        "One update of a tensor or a foreach bucket: weight decay, the optimizer's update, then the Kahan commit"
-        kahan_comp, rounding_buffer = state.get("kahan_comp"), None
-        if group["stochastic_rounding"] and not self.optimizer_accumulation and param.dtype in LOW_PRECISION:
+    def _apply(self, group: dict, param: Tensors, grad: Tensors, state: dict, step: int, scalars: dict) -> None:
+        "One update of a tensor or a foreach bucket (called under no_grad): weight decay, the optimizer's update, then the Kahan commit"
+        accumulate, kahan_comp, rounding_buffer = self._optimizer_accumulation, state.get("kahan_comp"), None
+        if group["stochastic_rounding"] and not accumulate and param.dtype in LOW_PRECISION:
             rounding_buffer = torch.zeros_like(param, dtype=torch.float32)  # the update, gathered in fp32 (one tensor: see _step_group)
         buffers = [state[name] for name in self.buffer_names(group)]
-        scalars = self.step_scalars(group, step)
-        core_args = (self.update, self.weight_decay_, self.optimizer_accumulation, group, scalars, param, grad, buffers, kahan_comp, rounding_buffer)
+        core_args = (self.update, self.weight_decay_, accumulate, group, scalars, param, grad, buffers, kahan_comp, rounding_buffer)
         if group["compiled"] and not self._compile_failed: self._run_compiled(*core_args)
         else: update_core(*core_args)
-        if self.optimizer_accumulation: return
+        if accumulate: return
         if rounding_buffer is not None: self._round_stochastically(param, rounding_buffer, grad, step)
         self.after_update_(group, param, state, step)
 
@@ -212,28 +210,30 @@ class BaseOptimizer(Optimizer):
         generator.manual_seed((self.rounding_seed * 1_000_003 + self._position_of(param)) * 1_000_033 + step)
         stochastic_round_(param, update.add_(param), generator, scratch)
 
-    def _count_step(self, param: Tensor, group: dict) -> int:
-        "Create `param`'s state on its first update, count this step, and return the step number t (from 1)"
+    def _count_step(self, param: Tensor, group: dict) -> dict:
+        "Create `param`'s state on its first update, count this step (t, from 1, in `state['step']`), and return the state"
         if param.grad.is_sparse: raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
         state = self.state[param]
         if not state: state.update(self.init_state(param, group))
         state["step"] += 1
-        return state["step"]
+        return state
 
     def _step_group(self, group: dict) -> None:
         "Update one param group: tensor by tensor, or with foreach ops on buckets of one device, dtype and step"
         params = [p for p in group["params"] if p.grad is not None]
-        steps = [self._count_step(p, group) for p in params]
+        states = [self._count_step(p, group) for p in params]
+        steps = [state["step"] for state in states]
         foreach = group["compiled"] or (foreach_by_default(params) if group["foreach"] is None else group["foreach"])
+        scalars = {step: self.step_scalars(group, step) for step in set(steps)}  # once per distinct step, not per tensor
         if not foreach or group["stochastic_rounding"]:  # stochastic rounding's fp32 temporary: one tensor at a time
-            for p, step in zip(params, steps): self._apply(group, p, p.grad, self.state[p], step)
+            for p, state, step in zip(params, states, steps): self._apply(group, p, p.grad, state, step, scalars[step])
             return
         buckets = defaultdict(list)
-        for p, step in zip(params, steps): buckets[p.device, p.dtype, step].append(p)
-        for (_, _, step), bucket in buckets.items():
-            states = [self.state[p] for p in bucket]
-            lists = {name: [s[name] for s in states] for name in states[0] if name != "step"}
-            self._apply(group, bucket, [p.grad for p in bucket], lists, step)
+        for p, state, step in zip(params, states, steps): buckets[p.device, p.dtype, step].append((p, state))
+        for (_, _, step), members in buckets.items():
+            bucket, bucket_states = [p for p, _ in members], [s for _, s in members]
+            lists = {name: [s[name] for s in bucket_states] for name in bucket_states[0] if name != "step"}
+            self._apply(group, bucket, [p.grad for p in bucket], lists, step, scalars[step])
 
     def _group_of(self, param: Tensor) -> dict:
         "The param group that holds `param`"
@@ -265,7 +265,8 @@ class BaseOptimizer(Optimizer):
         if param is not None:
             if param.grad is not None:
                 group = self._group_of(param)
-                self._apply(group, param, param.grad, self.state[param], self._count_step(param, group))
+                state = self._count_step(param, group)
+                self._apply(group, param, param.grad, state, state["step"], self.step_scalars(group, state["step"]))
         elif not self._release_hooks_active:
             for group in self.param_groups: self._step_group(group)
         return loss

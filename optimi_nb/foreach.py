@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['Tensors', 'sub_', 'div_', 'sqrt_', 'sign_', 'copy_', 'clamp_min_', 'reciprocal_', 'add_', 'addcmul_', 'addcdiv_',
-           'lerp_', 'sqrt_into_', 'mul_', 'foreach_by_default']
+           'lerp_', 'sqrt_into_', 'add_into_', 'mul_', 'foreach_by_default']
 
 # %% ../nbs/03_foreach.ipynb #4e17f310
 from typing import Union
@@ -16,10 +16,10 @@ Tensors = Union[Tensor, list[Tensor]]  # one tensor, or a list of tensors sharin
 # %% ../nbs/03_foreach.ipynb #40b071c5
 def _tensor_or_list_op(name: str):
     "An op that calls `Tensor.{name}` on a tensor and `torch._foreach_{name}` on a list of tensors"
-    foreach_op = getattr(torch, f"_foreach_{name}")
+    foreach_op, tensor_op = getattr(torch, f"_foreach_{name}"), getattr(Tensor, name)
     def op(x: Tensors, *args, **kwargs) -> None:
         if isinstance(x, list): foreach_op(x, *args, **kwargs)
-        else: getattr(x, name)(*args, **kwargs)
+        else: tensor_op(x, *args, **kwargs)
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"In place: `Tensor.{name}` on a tensor, `torch._foreach_{name}` on a list"
     return op
@@ -39,25 +39,25 @@ def add_(x: Tensors, # updated in place
     "In place `x += alpha * other`: `Tensor.add_` on a tensor, `torch._foreach_add_` on a list"
     if isinstance(alpha, Tensor):
         for xi, oi in _each(x, other): xi.add_(oi.float() * alpha)  # in fp32, rounded once, as add_(alpha=) rounds
-    elif isinstance(other, Tensor) and isinstance(x, list):  # a 0-dim tensor added to a list: compiled code only
-        for xi in x: xi.add_(other)
     elif not isinstance(x, list): x.add_(other, alpha=alpha)
     elif isinstance(other, list): torch._foreach_add_(x, other, alpha=alpha)
+    elif isinstance(other, Tensor):  # a 0-dim tensor added to a list: compiled code only
+        for xi in x: xi.add_(other)
     else: torch._foreach_add_(x, other)
 
 def addcmul_(x: Tensors, t1: Tensors, t2: Tensors, value: float | Tensor = 1) -> None:
     "In place `x += value * t1 * t2`: `Tensor.addcmul_` on a tensor, `torch._foreach_addcmul_` on a list"
     if isinstance(value, Tensor):
         for xi, a, b in _each(x, t1, t2): xi.add_(a.float() * b * value)
-    elif isinstance(x, list): torch._foreach_addcmul_(x, t1, t2, value=value)
-    else: x.addcmul_(t1, t2, value=value)
+    elif not isinstance(x, list): x.addcmul_(t1, t2, value=value)
+    else: torch._foreach_addcmul_(x, t1, t2, value=value)
 
 def addcdiv_(x: Tensors, t1: Tensors, t2: Tensors, value: float | Tensor = 1) -> None:
     "In place `x += value * t1 / t2`: `Tensor.addcdiv_` on a tensor, `torch._foreach_addcdiv_` on a list"
     if isinstance(value, Tensor):
         for xi, a, b in _each(x, t1, t2): xi.add_(a.float() / b * value)
-    elif isinstance(x, list): torch._foreach_addcdiv_(x, t1, t2, value=value)
-    else: x.addcdiv_(t1, t2, value=value)
+    elif not isinstance(x, list): x.addcdiv_(t1, t2, value=value)
+    else: torch._foreach_addcdiv_(x, t1, t2, value=value)
 
 def lerp_(x: Tensors, end: Tensors, weight: float | Tensor) -> None:
     "In place `x += weight * (end - x)`: `Tensor.lerp_` on a tensor, `torch._foreach_lerp_` on a list"
@@ -73,6 +73,15 @@ def sqrt_into_(out: Tensors, # overwritten with √x
     "out ← √x: one pass on a tensor; a copy and an in-place square root on a list"
     if isinstance(out, list): copy_(out, x); sqrt_(out)
     else: torch.sqrt(x, out=out)
+
+def add_into_(out: Tensors, # overwritten with x + alpha·other; may be `other` itself
+              x: Tensors, # read; on a list, overwritten with the result too (pass scratch space)
+              other: Tensors, # read
+              alpha: float | Tensor, # factor on `other`; a 0-dim tensor only in compiled code
+             ) -> None:
+    "out ← x + alpha·other: one pass on a tensor; on a list, x += alpha·other and a copy into `out`"
+    if isinstance(out, list) or isinstance(alpha, Tensor): add_(x, other, alpha=alpha); copy_(out, x)
+    else: torch.add(x, other, alpha=alpha, out=out)
 
 # %% ../nbs/03_foreach.ipynb #6efbda1a
 def mul_(x: Tensors, # the tensor or list of tensors to scale in place

@@ -1,10 +1,12 @@
 """Benchmark one optimizer step: optimi_nb's for-loop, foreach and compiled paths against torch.optim (for-loop, foreach,
 fused) and optimi (optional: `pip install torch-optimi packaging`), in fp32 and in bf16 with Kahan summation.
 
-Every configuration updates the same model-shaped tensors (12 blocks of 6 tensors, 12.6M parameters). All runs share one
-process and are interleaved: each figure is the best, over several rounds, of the median of a round's steps. A plain copy
-measured in the same process gives the memory bandwidth, and each result is set against its floor: the bytes the
-algorithm must read and write per parameter, divided by that bandwidth. Usage:
+Every configuration updates its own copy of the same model-shaped tensors (12 blocks of 6 tensors, 12.6M parameters). All
+configurations of one optimizer and precision live in one process at once and are interleaved step by step: each round
+times one step of every configuration, in a rotating order, and each figure is the median over the rounds. A plain fp32
+copy of as many elements is timed in the same rounds and gives the memory bandwidth, so slow drifts of a shared machine
+move the floor and the steps together. Each result is set against its floor: the bytes the algorithm must read and write
+per parameter, divided by that bandwidth. Usage:
 
     python tools/benchmark.py [--device cuda] [--optimizers AdamW SGD Lion] [--json nbs/benchmark_cpu.json]
 """
@@ -54,21 +56,21 @@ def configurations(name: str, dtype: torch.dtype) -> dict:
     return configs
 
 
-def time_steps(opt, device: str, steps: int) -> float:
-    "Median seconds of `steps` optimizer steps"
+class Copy:
+    "A plain fp32 copy of `numel` elements (8 bytes each, read and written), stepped like an optimizer"
+    def __init__(self, numel: int, device: str):
+        self.src, self.dst = torch.randn(numel, device=device), torch.empty(numel, device=device)
+    def step(self): self.dst.copy_(self.src)
+
+
+def interleaved_medians(steppers: dict, device: str, rounds: int) -> dict:
+    "Median seconds of one step of each stepper, over `rounds` rounds that step every stepper once, in a rotating order"
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    times = []
-    for _ in range(steps):
-        sync(); t0 = time.perf_counter(); opt.step(); sync(); times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
-def bandwidth(device: str, numel: int = sum(torch.Size(s).numel() for s in SHAPES)) -> float:
-    "Bytes per second of a plain fp32 copy (a read and a write) of `numel` elements, best of several medians"
-    src, dst = torch.randn(numel, device=device), torch.empty(numel, device=device)
-    class Copy:
-        def step(self): dst.copy_(src)
-    return 8 * numel / min(time_steps(Copy(), device, 15) for _ in range(3))
+    names, times = list(steppers), {name: [] for name in steppers}
+    for r in range(rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            sync(); t0 = time.perf_counter(); steppers[name].step(); sync(); times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(ts) for name, ts in times.items()}
 
 
 def compile_facts(device: str) -> dict:
@@ -87,32 +89,32 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--optimizers", nargs="*", default=["SGD", "AdamW", "Lion", "Adam", "RAdam", "Adan", "Ranger", "StableAdamW"])
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=15)
+    parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--json", default=None, help="write the results here")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     n = sum(torch.Size(s).numel() for s in SHAPES)
-    results = dict(device=args.device, params=n, tensors=len(SHAPES), compile=compile_facts(args.device), rows=[])
-    results["copy_bandwidth"] = bandwidth(args.device)
-    print(f"{n / 1e6:.1f}M parameters in {len(SHAPES)} tensors; copy bandwidth {results['copy_bandwidth'] / 1e9:.1f} GB/s; "
-          f"first compiled step {results['compile']['first_step_seconds']:.1f} s; "
+    results = dict(device=args.device, params=n, tensors=len(SHAPES), compile=compile_facts(args.device), rows=[], bandwidths=[])
+    print(f"{n / 1e6:.1f}M parameters in {len(SHAPES)} tensors; first compiled step {results['compile']['first_step_seconds']:.1f} s; "
           f"graphs compiled during 100 cosine-schedule steps: {results['compile']['graphs_compiled_during_schedule']}")
     for name in args.optimizers:
         for label, dtype in (("fp32", torch.float32), ("bf16 + Kahan", torch.bfloat16)):
-            configs = configurations(name, dtype)
-            best = {}
-            for _ in range(args.rounds):  # interleaved: every configuration once per round
-                for impl, make in configs.items():
-                    opt = make(make_params(dtype, args.device))
-                    for _ in range(3): opt.step()  # warm-up: state, and compilation
-                    best[impl] = min(best.get(impl, float("inf")), time_steps(opt, args.device, args.steps))
-                    del opt
-            floor = floor_bytes(name, dtype != torch.float32) * n / results["copy_bandwidth"]
-            for impl, seconds in best.items():
-                results["rows"].append(dict(optimizer=name, precision=label, implementation=impl, ms=seconds * 1e3,
-                                            floor_ms=floor * 1e3, bytes_per_param=floor_bytes(name, dtype != torch.float32)))
-                print(f"{name:<12}{label:<14}{impl:<20}{seconds * 1e3:>9.2f} ms   {floor / seconds:>5.0%} of the {floor * 1e3:.2f} ms floor")
+            steppers = {impl: make(make_params(dtype, args.device)) for impl, make in configurations(name, dtype).items()}
+            for opt in steppers.values():
+                for _ in range(3): opt.step()  # warm-up: state, and compilation
+            steppers["copy"] = Copy(n, args.device)
+            seconds = interleaved_medians(steppers, args.device, args.rounds)
+            bandwidth = 8 * n / seconds.pop("copy")
+            results["bandwidths"].append(bandwidth)
+            floor = floor_bytes(name, dtype != torch.float32) * n / bandwidth
+            print(f"{name} {label}: copy bandwidth {bandwidth / 1e9:.1f} GB/s")
+            for impl, s in seconds.items():
+                results["rows"].append(dict(optimizer=name, precision=label, implementation=impl, ms=s * 1e3,
+                                            floor_ms=floor * 1e3, bytes_per_param=floor_bytes(name, dtype != torch.float32),
+                                            copy_bandwidth=bandwidth))
+                print(f"  {impl:<20}{s * 1e3:>9.2f} ms   {floor / s:>5.0%} of the {floor * 1e3:.2f} ms floor")
+            del steppers
+    results["copy_bandwidth"] = statistics.median(results["bandwidths"])
     if args.json:
         with open(args.json, "w") as f: json.dump(results, f, indent=1)
 

@@ -70,7 +70,7 @@ def update_core_on_copy(update, weight_decay_, accumulate, group, scalars, param
 @functools.cache
 def compiled_update_core() -> Callable:
     "`update_core` through torch.compile, made once and shared; on CPU, one loop per tensor (see the Speed chapter)"
-    return torch.compile(update_core_on_copy, options={"cpp.max_horizontal_fusion_size": 1})
+    return torch.compile(update_core_on_copy, options={"cpp.max_horizontal_fusion_size": 1, "size_asserts": False})  # dynamo's guards check sizes already
 
 # %% ../nbs/00_base.ipynb #4f93e803
 class BaseOptimizer(Optimizer):
@@ -192,7 +192,8 @@ class BaseOptimizer(Optimizer):
         device = (param[0] if isinstance(param, list) else param).device
         def as_tensor(key, value):
             if isinstance(value, bool) or not isinstance(value, (int, float)): return value  # flags and None stay Python values
-            return self._scalar_tensors.setdefault((device, key), torch.zeros((), device=device)).fill_(value)
+            if (device, key) not in self._scalar_tensors: self._scalar_tensors[device, key] = torch.zeros((), device=device)
+            return self._scalar_tensors[device, key].fill_(value)
         tensor_group = group | {"lr": as_tensor("lr", group["lr"])}
         tensor_scalars = {key: as_tensor(key, value) for key, value in scalars.items()}
         try:  # one compiled function serves every optimizer class and dtype: allow more variants than dynamo's default 8

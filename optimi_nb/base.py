@@ -151,9 +151,14 @@ class BaseOptimizer(Optimizer):
         names = self.buffer_names(group) + (("kahan_comp",) if kahan else ())
         return {"step": 0} | {name: torch.zeros_like(param, memory_format=torch.preserve_format) for name in names}
 
+    def state_dict(self) -> dict:
+        "torch.optim's state dict, plus the seed of stochastic rounding"
+        return super().state_dict() | {"rounding_seed": self.rounding_seed}
+
     def load_state_dict(self, state_dict: dict) -> None:
         "Load a state dict; state tensors keep the dtype they were saved with (torch.optim would cast them to their parameter's)"
         super().load_state_dict(state_dict)
+        self.rounding_seed = state_dict.get("rounding_seed", self.rounding_seed)  # absent from torch.optim's state dicts
         params = [p for g in self.param_groups for p in g["params"]]
         saved_ids = [i for g in state_dict["param_groups"] for i in g["params"]]
         for param, saved_id in zip(params, saved_ids):

@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['Tensors', 'sub_', 'div_', 'sqrt_', 'sign_', 'copy_', 'clamp_min_', 'reciprocal_', 'add_', 'addcmul_', 'addcdiv_',
-           'lerp_', 'sqrt_into_', 'add_into_', 'mul_', 'foreach_by_default']
+           'lerp_', 'sqrt_into_', 'mul_', 'foreach_by_default']
 
 # %% ../nbs/03_foreach.ipynb #4e17f310
 from typing import Union
@@ -73,15 +73,6 @@ def sqrt_into_(out: Tensors, # overwritten with √x
     "out ← √x: one pass on a tensor; a copy and an in-place square root on a list"
     if isinstance(out, list): copy_(out, x); sqrt_(out)
     else: torch.sqrt(x, out=out)
-
-def add_into_(out: Tensors, # overwritten with x + alpha·other; may be `other` itself
-              x: Tensors, # read; on a list, overwritten with the result too (pass scratch space)
-              other: Tensors, # read
-              alpha: float | Tensor, # factor on `other`; a 0-dim tensor only in compiled code
-             ) -> None:
-    "out ← x + alpha·other: one pass on a tensor; on a list, x += alpha·other and a copy into `out`"
-    if isinstance(out, list) or isinstance(alpha, Tensor): add_(x, other, alpha=alpha); copy_(out, x)
-    else: torch.add(x, other, alpha=alpha, out=out)
 
 # %% ../nbs/03_foreach.ipynb #6efbda1a
 def mul_(x: Tensors, # the tensor or list of tensors to scale in place

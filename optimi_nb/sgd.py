@@ -9,7 +9,7 @@ __all__ = ['sgd_update', 'SGD']
 from torch import Tensor
 from typing import Iterable
 from .base import BaseOptimizer, check_option, check_range
-from .foreach import Tensors, add_, add_into_, lerp_
+from .foreach import Tensors, add_, mul_
 
 # %% ../nbs/10_sgd.ipynb #d039f672
 def sgd_update(param: Tensors, # weights
@@ -18,13 +18,13 @@ def sgd_update(param: Tensors, # weights
                *,
                target: Tensors | None, # where the update is added: `param`, its Kahan buffer, or None to only update m
                lr: float, # γ
-               momentum_decay: float = 0.0, # a, the decay of m
-               dampening: bool = False, # m ← a·m + (1-a)·g, an average, instead of the sum m ← a·m + g
+               momentum_decay: float = 0.0, # a in m ← a·m + b·g
+               grad_weight: float = 1.0, # b in m ← a·m + b·g
               ) -> None:
-    "SGD: θ ← θ - γ·m with m ← a·m + g (or a·m + (1-a)·g with dampening), or θ ← θ - γ·g without momentum"
+    "SGD: θ ← θ - γ·m with m ← a·m + b·g, or θ ← θ - γ·g without momentum"
     if momentum_buffer is not None:
-        if dampening: lerp_(momentum_buffer, grad, 1 - momentum_decay)
-        else: add_into_(momentum_buffer, grad, momentum_buffer, momentum_decay)  # one pass, where a scale and an add are two
+        mul_(momentum_buffer, momentum_decay)
+        add_(momentum_buffer, grad, alpha=grad_weight)
     if target is not None: add_(target, grad if momentum_buffer is None else momentum_buffer, alpha=-lr)
 
 # %% ../nbs/10_sgd.ipynb #97e55e09
@@ -63,6 +63,7 @@ class SGD(BaseOptimizer):
         return ("momentum_buffer",) if group["momentum"] != 0 else ()
 
     def step_scalars(self, group: dict, step: int) -> dict:
-        "The decay a of m for this step (0 at torch_init's first step, so m = g), and whether m is dampened"
-        if group["torch_init"] and step == 1: return dict(momentum_decay=0.0, dampening=False)
-        return dict(momentum_decay=group["momentum"], dampening=group["dampening"])
+        "The pair (a, b) of m ← a·m + b·g for this step"
+        momentum = group["momentum"]
+        if group["torch_init"] and step == 1: return dict(momentum_decay=0.0, grad_weight=1.0)
+        return dict(momentum_decay=momentum, grad_weight=1 - momentum if group["dampening"] else 1.0)

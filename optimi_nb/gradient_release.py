@@ -14,15 +14,20 @@ from .base import BaseOptimizer
 # %% ../nbs/20_gradient_release.ipynb #b1be4f68
 def prepare_for_gradient_release(model: nn.Module, # the model whose parameters the hooks update
                                  optimizer: BaseOptimizer, # an optimi_nb optimizer built with `gradient_release=True`
-                                 ignore_existing_hooks: bool = False, # add ours even if parameters already have post-accumulate-grad hooks
+                                 ignore_existing_hooks: bool = False, # add ours even if parameters already have post-accumulate-grad hooks; re-prepare a prepared model
                                 ) -> None:
     "Step each of `model`'s trainable parameters in `optimizer` during backward, as soon as its gradient is complete"
-    if not isinstance(optimizer, BaseOptimizer) or not optimizer.gradient_release:
+    if not isinstance(optimizer, BaseOptimizer):
+        raise TypeError(f"prepare_for_gradient_release needs an optimi_nb optimizer, got {type(optimizer).__module__}.{type(optimizer).__name__}")
+    if not optimizer.gradient_release:
         raise ValueError("prepare_for_gradient_release needs an optimi_nb optimizer built with gradient_release=True")
     if isinstance(model, nn.parallel.DistributedDataParallel):
         raise ValueError("under DistributedDataParallel these hooks would fire before the gradients are all-reduced, and the "
                          "replicas would diverge: use optimi_nb.distributed.prepare_ddp_for_gradient_release")
-    if hasattr(model, "_gradient_release"): raise ValueError("model is already prepared for gradient release")
+    if "_gradient_release" in model.__dict__:
+        if not ignore_existing_hooks:
+            raise ValueError("model is already prepared for gradient release; pass ignore_existing_hooks=True to prepare it again")
+        remove_gradient_release(model)
     optimized = {id(p) for g in optimizer.param_groups for p in g["params"]}
     params = [p for p in model.parameters() if p.requires_grad and id(p) in optimized]
     if not ignore_existing_hooks and any(p._post_accumulate_grad_hooks for p in params):
@@ -39,6 +44,10 @@ def prepare_for_gradient_release(model: nn.Module, # the model whose parameters 
 def remove_gradient_release(model: nn.Module, # a model passed to `prepare_for_gradient_release`
                            ) -> None:
     "Remove the gradient release hooks from `model`; its optimizer's ordinary `step()` and `zero_grad()` work again"
-    optimizer, handles = model.__dict__.pop("_gradient_release", (None, []))
+    if "_gradient_release" not in model.__dict__:
+        warnings.warn(f"remove_gradient_release: this {type(model).__name__} was not prepared for gradient release; nothing to remove",
+                      UserWarning, stacklevel=2)
+        return
+    optimizer, handles = model.__dict__.pop("_gradient_release")
     for handle in handles: handle.remove()
-    if optimizer is not None: optimizer._release_hooks_active = False
+    optimizer._release_hooks_active = False

@@ -6,6 +6,7 @@
 __all__ = ['stochastic_round_', 'to_low_precision']
 
 # %% ../nbs/34_low_precision.ipynb #e66228c3
+from collections.abc import Iterable
 import torch
 from torch import Tensor, nn
 from .kahan import LOW_PRECISION
@@ -31,21 +32,43 @@ def stochastic_round_(param: Tensor, # a bf16 or fp16 tensor, overwritten
     bits.bitwise_and_(-(1 << drop))  # clear the dropped bits: what remains is exactly representable
     param.copy_(value)
 
-# %% ../nbs/34_low_precision.ipynb #48a78c1d
+# %% ../nbs/34_low_precision.ipynb #b7ea53bb
+def _fp32_rules(fp32_modules, fp32_buffers) -> tuple[tuple[type, ...], tuple[type, ...], tuple[str, ...]]:
+    "Check and split the arguments: module types kept whole, module types whose buffers are kept, lower-case name keywords"
+    def items(x): return () if x is None else tuple(x) if isinstance(x, Iterable) and not isinstance(x, (str, type)) else (x,)
+    def is_module_type(x): return isinstance(x, type) and issubclass(x, nn.Module)
+    for item in items(fp32_modules):
+        if not is_module_type(item): raise TypeError(f"fp32_modules must hold nn.Module types, got {item!r}")
+    for item in items(fp32_buffers):
+        if not (isinstance(item, str) or is_module_type(item)):
+            raise TypeError(f"fp32_buffers must hold name keywords (str) or nn.Module types, got {item!r}")
+    buffers = items(fp32_buffers)
+    return (items(fp32_modules), tuple(b for b in buffers if not isinstance(b, str)),
+            tuple(b.lower() for b in buffers if isinstance(b, str)))
+
 def to_low_precision(model: nn.Module, # the model, converted in place
                      dtype: torch.dtype = torch.bfloat16, # the low-precision dtype
                      device: torch.device | str | None = None, # where to move the model too; None: leave it
-                     fp32_modules: type | tuple[type, ...] = nn.Embedding, # module types that keep fp32 parameters
-                     fp32_buffers: tuple[str, ...] = ("rope", "rotary"), # buffers whose names contain these stay fp32
+                     fp32_modules: type | Iterable[type] | None = nn.Embedding, # module types whose parameters and buffers stay fp32
+                     fp32_buffers: str | type | Iterable[str | type] | None = ("rope", "rotary"), # keep the buffers of modules whose qualified name contains one of these keywords, or of these module types
                     ) -> nn.Module:
-    "Convert `model`'s floating-point parameters and buffers to `dtype`, except `fp32_modules` and `fp32_buffers`"
+    "Cast `model`'s floating-point parameters and buffers to `dtype`, keeping `fp32_modules` and the buffers `fp32_buffers` names in fp32"
     if dtype not in LOW_PRECISION: raise ValueError(f"dtype must be torch.bfloat16 or torch.float16, got {dtype}")
+    keep_modules, buffer_types, keywords = _fp32_rules(fp32_modules, fp32_buffers)
     if device is not None: model.to(device)
-    for module in model.modules():
-        if isinstance(module, fp32_modules): continue
-        for name, param in module.named_parameters(recurse=False):
-            if param.is_floating_point(): param.data = param.data.to(dtype)
-        for name, buffer in module.named_buffers(recurse=False):
-            if buffer.is_floating_point() and not any(key in name for key in fp32_buffers):
-                setattr(module, name, buffer.to(dtype))
+    plan = {}  # id(tensor) -> [tensor, kept by every module holding it, [(module, name, is_param)]]
+    for qualname, module in model.named_modules(remove_duplicate=False):
+        keep_params = isinstance(module, keep_modules)
+        keep_buffers = keep_params or isinstance(module, buffer_types) or any(k in qualname.lower() for k in keywords)
+        for is_param, keep, named in ((True, keep_params, module.named_parameters(recurse=False)),
+                                      (False, keep_buffers, module.named_buffers(recurse=False))):
+            for name, t in named:
+                if not t.is_floating_point(): continue
+                entry = plan.setdefault(id(t), [t, True, []])
+                entry[1] &= keep; entry[2].append((module, name, is_param))
+    for t, keep, holders in plan.values():
+        cast = t.data.to(torch.float32 if keep else dtype)
+        if isinstance(t, nn.Parameter): t.data = cast  # the same Parameter object: optimizers built on it stay valid
+        else:
+            for module, name, _ in holders: setattr(module, name, cast)
     return model

@@ -65,6 +65,7 @@ class Adam(BaseOptimizer):
     "Adam with bias correction folded into the betas, L2 or decoupled weight decay, and Kahan summation"
     state_names = ("exp_avg", "exp_avg_sq")
     update = staticmethod(adam_update)
+    torch_counterpart = "Adam"  # load_state_dict converts torch.optim.Adam's (and AdamW's) state dicts
 
     def __init__(self,
                  params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts
@@ -76,16 +77,23 @@ class Adam(BaseOptimizer):
                  decouple_lr: bool = False, # fully decoupled weight decay: λ scaled by lr/max_lr
                  max_lr: float | None = None, # peak lr for fully decoupled decay; None: the initial lr
                  kahan_sum: bool | None = None, # Kahan summation for bf16/fp16 parameters; None: automatic
-                 stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
-                 compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
                  foreach: bool | None = None, # update with foreach ops; None: on accelerators, not on CPU
                  gradient_release: bool = False, # step parameters during backward
+                 stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
+                 compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
+                 maximize: bool = False, # ascend the objective instead of descending it, as torch.optim's maximize
                 ) -> None:
         super().__init__(params, lr, weight_decay, decouple_wd, decouple_lr, max_lr, kahan_sum, foreach, gradient_release,
                          stochastic_rounding=stochastic_rounding, compiled=compiled,
-                         betas=betas, eps=eps)
+                         maximize=maximize, betas=betas, eps=eps)
 
     def step_scalars(self, group: dict, step: int) -> dict:
         "The debiased betas for step `step`, and eps"
         beta1, beta2 = group["betas"]
         return dict(beta1=debias_beta(beta1, step), beta2=debias_beta(beta2, step), eps=group["eps"])
+
+    def state_from_torch(self, state: dict, group: dict) -> dict:
+        "torch.optim.Adam's state: its biased averages divided by their bias corrections 1-β^t, since ours are kept corrected"
+        step, (beta1, beta2) = int(state["step"]), group["betas"]
+        unbiased = lambda average, beta: (average.double() / (1 - beta**step)).to(average.dtype)
+        return {"step": step, "exp_avg": unbiased(state["exp_avg"], beta1), "exp_avg_sq": unbiased(state["exp_avg_sq"], beta2)}

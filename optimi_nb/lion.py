@@ -42,13 +42,14 @@ class Lion(BaseOptimizer):
                  decouple_lr: bool = False, # fully decoupled weight decay: λ scaled by lr/max_lr
                  max_lr: float | None = None, # peak lr for fully decoupled decay; None: the initial lr
                  kahan_sum: bool | None = None, # Kahan summation for bf16/fp16 parameters; None: automatic
-                 stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
-                 compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
                  foreach: bool | None = None, # update with foreach ops; None: on accelerators, not on CPU
                  gradient_release: bool = False, # step parameters during backward
+                 stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
+                 compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
+                 maximize: bool = False, # ascend the objective instead of descending it, as torch.optim's maximize
                 ) -> None:
         super().__init__(params, lr, weight_decay, True, decouple_lr, max_lr, kahan_sum, foreach, gradient_release,
-                         stochastic_rounding=stochastic_rounding, compiled=compiled, betas=betas)
+                         stochastic_rounding=stochastic_rounding, compiled=compiled, maximize=maximize, betas=betas)
 
     def step_scalars(self, group: dict, step: int) -> dict:
         "The betas, as they are: Lion has no bias correction"

@@ -43,6 +43,7 @@ def radam_update(param: Tensors, # weights
 class RAdam(Adam):
     "Rectified Adam, with L2 or decoupled weight decay and Kahan summation; Adam's arguments and defaults"
     update = staticmethod(radam_update)
+    torch_counterpart = "RAdam"  # load_state_dict converts torch.optim.RAdam's state dicts
 
     def step_scalars(self, group: dict, step: int) -> dict:
         "Adam's scalars, and the rectification r_t (None for a momentum step)"

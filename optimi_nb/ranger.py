@@ -33,6 +33,7 @@ def lookahead_(param: Tensors, # fast weights θ
 # %% ../nbs/16_ranger.ipynb #4bc02f80
 class Ranger(RAdam):
     "RAdam with Lookahead, decoupled weight decay by default, and Kahan summation"
+    torch_counterpart = None  # torch.optim has no Ranger: its state dicts are RAdam's, without slow weights
     def __init__(self,
                  params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts
                  lr: float, # learning rate γ
@@ -45,13 +46,14 @@ class Ranger(RAdam):
                  decouple_lr: bool = False, # fully decoupled weight decay: λ scaled by lr/max_lr
                  max_lr: float | None = None, # peak lr for fully decoupled decay; None: the initial lr
                  kahan_sum: bool | None = None, # Kahan summation for bf16/fp16 parameters; None: automatic
-                 stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
-                 compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
                  foreach: bool | None = None, # update with foreach ops; None: on accelerators, not on CPU
                  gradient_release: bool = False, # step parameters during backward
+                 stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
+                 compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
+                 maximize: bool = False, # ascend the objective instead of descending it, as torch.optim's maximize
                 ) -> None:
         BaseOptimizer.__init__(self, params, lr, weight_decay, decouple_wd, decouple_lr, max_lr, kahan_sum, foreach,
-                               gradient_release, stochastic_rounding, compiled, betas=betas, eps=eps, k=k, alpha=alpha)
+                               gradient_release, stochastic_rounding, compiled, maximize, betas=betas, eps=eps, k=k, alpha=alpha)
 
     def validate(self, group: dict) -> None:
         "Check RAdam's hyperparameters, then k (an integer ≥ 1) and alpha (in [0, 1])"

@@ -13,24 +13,30 @@ from .foreach import Tensors, add_, mul_
 
 # %% ../nbs/10_sgd.ipynb #d039f672
 def sgd_update(param: Tensors, # weights
-               grad: Tensors, # gradients
+               grad: Tensors, # gradients; hold g + μ·m afterwards with Nesterov momentum
                momentum_buffer: Tensors | None = None, # m; None without momentum
                *,
                target: Tensors | None, # where the update is added: `param`, its Kahan buffer, or None to only update m
                lr: float, # γ
                momentum_decay: float = 0.0, # a in m ← a·m + b·g
                grad_weight: float = 1.0, # b in m ← a·m + b·g
+               nesterov_weight: float | None = None, # μ in the Nesterov step along g + μ·m; None for the heavy-ball step along m
               ) -> None:
-    "SGD: θ ← θ - γ·m with m ← a·m + b·g, or θ ← θ - γ·g without momentum"
+    "SGD: θ ← θ - γ·m with m ← a·m + b·g (or along g + μ·m with Nesterov momentum), or θ ← θ - γ·g without momentum"
     if momentum_buffer is not None:
         mul_(momentum_buffer, momentum_decay)
         add_(momentum_buffer, grad, alpha=grad_weight)
-    if target is not None: add_(target, grad if momentum_buffer is None else momentum_buffer, alpha=-lr)
+    if target is None: return
+    if momentum_buffer is None: return add_(target, grad, alpha=-lr)
+    if nesterov_weight is None: return add_(target, momentum_buffer, alpha=-lr)
+    add_(grad, momentum_buffer, alpha=nesterov_weight)  # the look-ahead direction g + μ·m, in the gradient's buffer
+    add_(target, grad, alpha=-lr)
 
 # %% ../nbs/10_sgd.ipynb #97e55e09
 class SGD(BaseOptimizer):
     "Stochastic gradient descent with optional momentum, dampening, weight decay and Kahan summation"
     update = staticmethod(sgd_update)
+    torch_counterpart = "SGD"  # load_state_dict converts torch.optim.SGD's state dicts
 
     def __init__(self,
                  params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts
@@ -43,27 +49,44 @@ class SGD(BaseOptimizer):
                  max_lr: float | None = None, # peak lr for fully decoupled decay; None: the initial lr
                  torch_init: bool = False, # start m at the first gradient, as torch.optim.SGD does
                  kahan_sum: bool | None = None, # Kahan summation for bf16/fp16 parameters; None: automatic
-                 stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
-                 compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
                  foreach: bool | None = None, # update with foreach ops; None: on accelerators, not on CPU
                  gradient_release: bool = False, # step parameters during backward
+                 stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
+                 compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
+                 nesterov: bool = False, # Nesterov momentum: step along g + β·m instead of m (needs momentum, no dampening)
+                 maximize: bool = False, # ascend the objective instead of descending it, as torch.optim's maximize
                 ) -> None:
         super().__init__(params, lr, weight_decay, decouple_wd, decouple_lr, max_lr, kahan_sum, foreach, gradient_release,
                          stochastic_rounding=stochastic_rounding, compiled=compiled,
-                         momentum=momentum, dampening=dampening, torch_init=torch_init)
+                         maximize=maximize, momentum=momentum, dampening=dampening, torch_init=torch_init, nesterov=nesterov)
 
     def validate(self, group: dict) -> None:
-        "Check the shared hyperparameters, then momentum, dampening and torch_init"
+        "Check the shared hyperparameters, then momentum, dampening, torch_init and nesterov"
         super().validate(group)
         check_range("momentum", group["momentum"], 0.0, 1.0, high_open=True)
-        for name in ("dampening", "torch_init"): check_option(name, group[name])
+        for name in ("dampening", "torch_init", "nesterov"): check_option(name, group[name])
+        if group["nesterov"] and (group["momentum"] == 0 or group["dampening"]):
+            raise ValueError(f"nesterov=True needs momentum > 0 and dampening=False, got momentum={group['momentum']!r}, "
+                             f"dampening={group['dampening']!r}")
 
     def buffer_names(self, group: dict) -> tuple[str, ...]:
         "A momentum buffer only when momentum is on"
         return ("momentum_buffer",) if group["momentum"] != 0 else ()
 
     def step_scalars(self, group: dict, step: int) -> dict:
-        "The pair (a, b) of m ← a·m + b·g for this step"
+        "The pair (a, b) of m ← a·m + b·g for this step, and μ of a Nesterov step"
         momentum = group["momentum"]
-        if group["torch_init"] and step == 1: return dict(momentum_decay=0.0, grad_weight=1.0)
-        return dict(momentum_decay=momentum, grad_weight=1 - momentum if group["dampening"] else 1.0)
+        nesterov = dict(nesterov_weight=momentum if group["nesterov"] else None)
+        if group["torch_init"] and step == 1: return dict(momentum_decay=0.0, grad_weight=1.0) | nesterov
+        return dict(momentum_decay=momentum, grad_weight=1 - momentum if group["dampening"] else 1.0) | nesterov
+
+    def group_from_torch(self, group: dict) -> dict:
+        "torch.optim.SGD's group: its dampening is a number d (new gradients weigh 1-d); ours is the switch for d = β"
+        ours, dampening = super().group_from_torch(group), group["dampening"]
+        if dampening not in (0, group["momentum"]):
+            raise ValueError(f"the state dict has dampening={dampening!r}; optimi_nb's SGD has 0 or the momentum ({group['momentum']!r})")
+        return ours | dict(dampening=dampening != 0)
+
+    def state_from_torch(self, state: dict, group: dict) -> dict:
+        "torch.optim.SGD's momentum buffer as it is; it counts no steps, and ours only needs to know the first is past"
+        return {"step": 1, "momentum_buffer": state["momentum_buffer"]}

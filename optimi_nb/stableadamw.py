@@ -45,6 +45,7 @@ def stableadamw_update(param: Tensors, # weights
 class StableAdamW(AdamW):
     "AdamW with per-tensor update clipping by the RMS of g/√v, decoupled (or fully decoupled) weight decay, and Kahan summation"
     update = staticmethod(stableadamw_update)
+    torch_counterpart = None  # torch.optim has no StableAdamW
 
     @staticmethod
     def weight_decay_(group: dict, param: Tensors, grad: Tensors, kahan_comp: Tensors | None) -> None:

@@ -2,8 +2,11 @@
 
 nbdev turns the notebooks into a Quarto project in _proc/ (front matter, show_doc API docs, hidden cells), smalldocs
 renders that project in pure Python, and KaTeX from npm is served from the site itself. Building needs PyPI and npm
-only; viewing needs no network at all. With Quarto installed, `nbdev_docs` builds the same notebooks the usual way."""
-import json, re, shutil, subprocess
+only; viewing needs no network at all, and works from disk (file://), search included. With Quarto installed,
+`nbdev_docs` builds the same notebooks the usual way, with the same page names, sidebar and page navigation.
+
+Usage: python3 tools/build_site.py [--no-readme]"""
+import argparse, json, re, shutil, subprocess, textwrap
 from pathlib import Path
 import nbdev.doclinks
 from nbdev.config import get_config
@@ -14,17 +17,169 @@ KATEX_VERSION = "0.16.11"  # the version smalldocs links from a CDN; we serve th
 KATEX_CDN = f"https://cdn.jsdelivr.net/npm/katex@{KATEX_VERSION}/dist"
 
 
+# ---------------------------------------------------------------- the sidebar, from the index's chapter groups
+
+def chapter_groups(index: Path) -> list[tuple[str, list[str]]]:
+    "The index's chapter lists: each list of `[title](NN_name.ipynb)` links under the paragraph before it, as (group, notebooks)"
+    groups, title = [], None
+    for cell in json.loads(index.read_text())["cells"]:
+        if cell["cell_type"] != "markdown": continue
+        for line in "".join(cell["source"]).splitlines():
+            link = re.match(r"\s*[-*]\s+\[[^\]]+\]\(([\w.-]+\.ipynb)\)", line)
+            if link and title:
+                if not groups or groups[-1][0] != title: groups.append((title, []))
+                groups[-1][1].append(link[1])
+            elif line.strip() and not link:
+                # "Foundations, shared by every optimizer:" names the group "Foundations"; a heading or prose ends it
+                title = re.split(r"[,:]", line.strip())[0] if line.rstrip().endswith(":") and not line.startswith("#") else None
+    return groups
+
+
+def write_sidebar(nbs: Path, readme_nb: str) -> Path:
+    """Write nbs/sidebar.yml (Quarto's format, so `nbdev_docs` uses it too: settings.ini has `custom_sidebar = True`):
+    the index, then one section per chapter group of the index, then any notebook the index does not list"""
+    groups = chapter_groups(nbs / readme_nb)
+    listed = {nb for _, nbs_ in groups for nb in nbs_}
+    missing = sorted(p.name for p in nbs.glob("*.ipynb") if p.name != readme_nb and p.name not in listed)
+    if missing:
+        print(f"note: {', '.join(missing)} not linked from a chapter list of {readme_nb}; listed under 'More' in the sidebar")
+        groups.append(("More", missing))
+    lines = ["# Written by tools/build_site.py from the chapter lists of index.ipynb; edit those, not this file.",
+             "website:", "  sidebar:", "    contents:", f"      - {readme_nb}"]
+    for title, files in groups:
+        lines += [f'      - section: "{title}"', "        contents:"] + [f"          - {f}" for f in files]
+    path = nbs / "sidebar.yml"
+    text = "\n".join(lines) + "\n"
+    if not path.exists() or path.read_text() != text: path.write_text(text)
+    return path
+
+
 def process_notebooks() -> Path:
     "nbdev's pre-render steps, without the Quarto install that `nbdev_proc_nbs` starts with; return the _proc folder"
+    cfg = get_config()
     refresh_quarto_yml()
     nbdev.doclinks._build_modidx()
-    nbdev_sidebar.__wrapped__()
+    write_sidebar(cfg.nbs_path, cfg.readme_nb)
+    nbdev_sidebar.__wrapped__()  # does nothing while settings.ini has custom_sidebar = True
     return proc_nbs(force=True)
 
 
+# ---------------------------------------------------------------- pages at Quarto's names
+
+def page_names(proc: Path) -> dict[str, str]:
+    "Map each processed notebook's file name to the page name Quarto gives it (nbdev's `output-file`): 00_base.ipynb -> base"
+    names = {}
+    for nb in proc.glob("*.ipynb"):
+        match = re.search(r"output-file: ([\w.-]+)\.html", nb.read_text())
+        names[nb.name] = match[1] if match else nb.stem
+    return names
+
+
+def rename_pages(proc: Path, online: str) -> dict[str, str]:
+    """Rename the processed notebooks to their page names, so smalldocs writes base.html as Quarto does, and rewrite
+    the links to them: `[x](00_base.ipynb#a)` and nbdev's absolute doc links `{online}base.html#a` become relative"""
+    names = page_names(proc)
+    ipynb = re.compile(r"(\]\(|href=\\?\"|^\s*- |contents:\s*)(?:\./)?(" + "|".join(map(re.escape, names)) + r")(?=[#)\\\"\s]|$)", re.M)
+    def fix(text: str) -> str:
+        text = ipynb.sub(lambda m: m[1] + names[m[2]] + ".ipynb", text)
+        return re.sub(re.escape(online) + r"([\w.-]+)\.html", r"\1.ipynb", text)
+    for nb in list(proc.glob("*.ipynb")):
+        text = re.sub(r'\s*"output-file: [\w.-]+\\n",', "", fix(nb.read_text()))  # smalldocs names pages by file name
+        nb.unlink()
+        (proc / f"{names[nb.name]}.ipynb").write_text(text)
+    for yml in proc.glob("*.yml"): yml.write_text(fix(yml.read_text()))
+    return names
+
+
+# ---------------------------------------------------------------- show_doc signatures as a parameter table
+
+def _split_top(text: str, sep: str, limit: int = -1) -> list[str]:
+    "Split `text` at `sep` outside brackets and quotes, at most `limit` times"
+    parts, depth, quote, start = [], 0, None, 0
+    for i, c in enumerate(text):
+        if quote:
+            if c == quote and text[i - 1] != "\\": quote = None
+        elif c in "'\"": quote = c
+        elif c in "([{": depth += 1
+        elif c in ")]}": depth -= 1
+        elif c == sep and depth == 0 and limit != 0:
+            parts.append(text[start:i]); start, limit = i + 1, limit - 1
+    return parts + [text[start:]]
+
+
+def _cell(text: str) -> str:
+    "Text for a Markdown table cell"
+    return text.strip().replace("|", "\\|")
+
+
+def signature_table(block: str) -> tuple[str, str] | None:
+    """Turn show_doc's signature (a `def name(\\n    param:type=default, # docment\\n)->ret: # docment` code block) into a
+    short signature and a table of name, type, default and details, as nbdev's older show_doc did; None if it is not one.
+    Returns (signature code block, table or "")"""
+    lines = block.rstrip("\n").splitlines()
+    one = re.fullmatch(r"(?:(?:async )?def|class) ([\w.]+)\((.*)\)(?:->(.+?))?:", lines[0]) if len(lines) == 1 else None
+    if one:  # no docments: one line already; show it without `def`
+        ret = one[3] if one[3] and one[3] != "None" else None
+        return f"```python\n{one[1]}({one[2]})" + (f" -> {ret}" if ret else "") + "\n```\n", ""
+    head = re.fullmatch(r"((?:async )?def|class) ([\w.]+)\(", lines[0]) if lines else None
+    tail = re.fullmatch(r"\)(?:->(.+?))?:(?: # (.*))?", lines[-1]) if len(lines) > 2 else None
+    if not head or not tail: return None
+    params = []  # [name, type, default, details]
+    for line in lines[1:-1]:
+        if not line.startswith("    "): return None
+        code, *comment = _split_top(line.strip(), "#", 1)
+        if not code.strip() and comment and params:  # a docment's continuation line
+            params[-1][3] += " " + comment[0].strip(); continue
+        fields = [f.strip() for f in _split_top(code, ",") if f.strip()]
+        if not fields: return None
+        for field in fields:
+            name_anno, *default = _split_top(field, "=", 1)
+            name, *anno = _split_top(name_anno, ":", 1)
+            if not re.fullmatch(r"\*{0,2}\w+", name.strip()): return None
+            params.append([name.strip(), anno[0] if anno else "", default[0] if default else "", ""])
+        if comment: params[-1][3] = comment[0].strip()
+    ret, ret_doc = (tail[1] if tail[1] != "None" else None), tail[2]  # `-> None` says nothing a reader needs
+    shown = [p[0] + (f"={p[2]}" if p[2] else "") for p in params]
+    sig = f"{head[2]}({', '.join(shown)})" + (f" -> {ret}" if ret else "")
+    if len(sig) > 80:
+        body = textwrap.fill(", ".join(shown), 76, initial_indent="    ", subsequent_indent="    ", break_long_words=False, break_on_hyphens=False)
+        sig = f"{head[2]}(\n{body}\n)" + (f" -> {ret}" if ret else "")
+    if not any(t or d or doc for _, t, d, doc in params) and not ret_doc: return f"```python\n{sig}\n```\n", ""
+    rows = ["|  | **Type** | **Default** | **Details** |", "|--|--|--|--|"]
+    code = lambda s: f"`{_cell(s)}`" if s and s.strip() else ""
+    esc = lambda s: re.sub(r"([*_])", r"\\\1", s)  # a name's * and _ are not emphasis
+    rows += [f"| {esc(n)} | {code(t)} | {code(d)} | {_cell(doc)} |" for n, t, d, doc in params]
+    if ret or ret_doc: rows.append(f"| **Returns** | {code(ret or tail[1])} |  | {_cell(ret_doc or '')} |")
+    return f"```python\n{sig}\n```\n", "\n".join(rows) + "\n"
+
+
+def tabulate_signatures(proc: Path) -> int:
+    """Rewrite every show_doc output of the processed notebooks with `signature_table`: the short signature where the code
+    block was, the table after the docstring; return how many were rewritten"""
+    n = 0
+    for path in proc.glob("*.ipynb"):
+        nb = json.loads(path.read_text())
+        for cell in nb["cells"]:
+            for out in cell.get("outputs", []):
+                md = out.get("data", {}).get("text/markdown")
+                if md is None: continue
+                text = "".join(md) if isinstance(md, list) else md
+                block = re.search(r"```python\n(.*?)```\n?", text, re.S)
+                if not (text.startswith("---") and block): continue  # not nbdev's show_doc output
+                parts = signature_table(block[1])
+                if parts is None: continue
+                n += 1
+                text = text[:block.start()] + parts[0] + text[block.end():]
+                out["data"]["text/markdown"] = text.rstrip("\n") + "\n\n" + parts[1] if parts[1] else text
+        path.write_text(json.dumps(nb, indent=1))
+    return n
+
+
+# ---------------------------------------------------------------- render, then make the site work offline
+
 def render(proc: Path, site: Path) -> None:
     "Render the Quarto project in `proc` with smalldocs and move the result to `site`"
-    subprocess.run(["smalldocs", "render", str(proc)], check=True)
+    subprocess.run(["smalldocs", "render", "--quiet", str(proc)], check=True)
     shutil.rmtree(site, ignore_errors=True)
     shutil.move(proc / site.name, site)
 
@@ -40,29 +195,72 @@ def vendor_katex(site: Path, build: Path) -> None:
         (shutil.copytree if (dist / name).is_dir() else shutil.copy)(dist / name, target / name)
 
 
-def output_files(proc: Path) -> dict[str, str]:
-    "Map each page's Quarto file name (nbdev's `output-file`, used by doc links) to the name smalldocs gives it"
-    pages = {}
-    for nb in proc.glob("*.ipynb"):
-        match = re.search(r"output-file: ([\w.-]+)", nb.read_text())
-        if match: pages[match[1]] = nb.stem + ".html"
-    return pages
+SEARCH_FETCH = """      const r = await fetch(offset + "search.json");
+      index = await r.json();"""
+SEARCH_SCRIPT = """      // the index ships as a script: a page opened from disk (file://) may not fetch search.json
+      if (!window.smalldocsSearchIndex) await new Promise((resolve) => {
+        const s = document.createElement("script");
+        s.src = offset + "search.js"; s.onload = resolve; s.onerror = resolve;
+        document.head.appendChild(s);
+      });
+      index = window.smalldocsSearchIndex || [];"""
 
 
-def localise_links(site: Path, pages: dict[str, str], online: str) -> None:
-    "Point KaTeX at the vendored copy and nbdev's absolute doc links at the local pages"
+def search_offline(site: Path) -> None:
+    "Ship the search index as search.js (a script loads from file://, a fetch of search.json does not) and load it from there"
+    index = json.loads((site / "search.json").read_text())
+    (site / "search.js").write_text("window.smalldocsSearchIndex = " + json.dumps(index, ensure_ascii=False) + ";\n")
+    js = site / "site_libs" / "smalldocs.js"
+    text = js.read_text()
+    if SEARCH_FETCH not in text: raise RuntimeError(f"{js}: smalldocs' search loader changed; update SEARCH_FETCH in {__file__}")
+    js.write_text(text.replace(SEARCH_FETCH, SEARCH_SCRIPT))
+
+
+def no_web_fonts(site: Path) -> None:
+    "Drop the theme's @import of Google's web fonts: the page falls back to the system sans-serif, and nothing leaves the machine"
+    for css in (site / "site_libs").rglob("*.css"):
+        text = css.read_text()
+        local = re.sub(r"@import url\(https?://[^)]+\);?", "", text)
+        if local != text: css.write_text(local)
+        remote = re.findall(r"url\(\s*['\"]?(https?://[^'\")]+)", local)
+        if remote: raise RuntimeError(f"{css} still loads {remote} from the network")
+
+
+def localise_links(site: Path, online: str) -> None:
+    "Point KaTeX at the vendored copy and any remaining absolute doc links at the local pages; fail on scripts or styles from the network"
     for html in site.rglob("*.html"):
         offset = "../" * (len(html.relative_to(site).parts) - 1)
         text = html.read_text().replace(KATEX_CDN, f"{offset}site_libs/katex")
-        text = re.sub(re.escape(online) + r"([\w.-]+\.html)", lambda m: offset + pages.get(m[1], m[1]), text)
+        text = re.sub(re.escape(online) + r"([\w.-]+\.html)", lambda m: offset + m[1], text)
         html.write_text(text)
-        remote = re.findall(r'(?:src|href)="(https?://[^"]+\.(?:js|css|mjs))"', text)
+        remote = re.findall(r'(?:src|href)="(https?://[^"]+\.(?:js|css|mjs|woff2?|ttf))"', text)
         if remote: raise RuntimeError(f"{html} still loads {remote} from the network")
 
 
-def write_readme(index: Path, readme: Path, pages: dict[str, str], online: str) -> None:
+def anchor_symbols(site: Path, modidx: Path) -> list[str]:
+    """Give every symbol of optimi_nb/_modidx.py an anchor on its page: a method with no show_doc of its own gets an
+    anchor at its class's API doc (`adam.html#adam.step_scalars` lands on `Adam`); return the symbols so anchored"""
+    ns = {}
+    exec(modidx.read_text(), ns)
+    added = []
+    for syms in ns["d"]["syms"].values():
+        for name, (url, _src) in syms.items():
+            page, _, anchor = url.partition("#")
+            path = site / page
+            if not anchor or not path.exists(): continue
+            html = path.read_text()
+            if f'id="{anchor}"' in html: continue
+            parts = anchor.split(".")
+            for k in range(len(parts) - 1, 0, -1):  # the nearest enclosing name that has an anchor
+                at = re.search(rf'<[^<>]*\bid="{re.escape(".".join(parts[:k]))}"', html)
+                if at:
+                    path.write_text(html[:at.start()] + f'<span id="{anchor}"></span>' + html[at.start():])
+                    added.append(name); break
+    return added
+
+
+def write_readme(index: Path, readme: Path, names: dict[str, str], online: str) -> None:
     "Write README.md from the index notebook, as `nbdev_readme` does with Quarto: hidden cells out, links to the online docs"
-    nb_to_page = {html.removesuffix(".html") + ".ipynb": page for page, html in pages.items()}
     blocks = []  # (cell type, text); a run of code cells becomes one code block
     for cell in json.loads(index.read_text())["cells"]:
         lines = "".join(cell["source"]).splitlines()
@@ -70,17 +268,25 @@ def write_readme(index: Path, readme: Path, pages: dict[str, str], online: str) 
         text = "\n".join(l for l in lines if not l.startswith("#|")).strip()
         if cell["cell_type"] == "code" and blocks and blocks[-1][0] == "code": blocks[-1] = ("code", f"{blocks[-1][1]}\n\n{text}")
         elif cell["cell_type"] == "code": blocks.append(("code", text))
-        else: blocks.append(("markdown", re.sub(r"\]\(([\w.-]+\.ipynb)\)", lambda m: f"]({online}{nb_to_page.get(m[1], m[1])})", text)))
+        else: blocks.append(("markdown", re.sub(r"\]\(([\w.-]+\.ipynb)(#[^)]*)?\)", lambda m: f"]({online}{names.get(m[1], Path(m[1]).stem)}.html{m[2] or ''})", text)))
     readme.write_text("\n\n".join(f"```python\n{t}\n```" if kind == "code" else t for kind, t in blocks) + "\n")
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--no-readme", action="store_true", help="leave README.md as it is")
+    args = parser.parse_args()
     cfg = get_config()
-    site = cfg.config_path / cfg.doc_path.name
+    site, online = cfg.config_path / cfg.doc_path.name, f"{cfg.doc_host}{cfg.doc_baseurl}/"
     proc = process_notebooks()
+    names = rename_pages(proc, online)
+    print(f"{tabulate_signatures(proc)} API signatures as parameter tables")
     render(proc, site)
     vendor_katex(site, cfg.config_path / ".build")
-    pages, online = output_files(proc), f"{cfg.doc_host}{cfg.doc_baseurl}/"
-    localise_links(site, pages, online)
-    write_readme(cfg.nbs_path / cfg.readme_nb, cfg.config_path / "README.md", pages, online)
+    search_offline(site)
+    no_web_fonts(site)
+    localise_links(site, online)
+    anchored = anchor_symbols(site, cfg.lib_path / "_modidx.py")
+    if anchored: print(f"{len(anchored)} methods without a show_doc of their own link to their class's API doc")
+    if not args.no_readme: write_readme(cfg.nbs_path / cfg.readme_nb, cfg.config_path / "README.md", names, online)
     print(f"site built: open {site / 'index.html'}")

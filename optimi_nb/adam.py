@@ -9,7 +9,7 @@ __all__ = ['debias_beta', 'update_moments_', 'add_adam_step_', 'adam_update', 'A
 def debias_beta(beta: float, # β, the average's decay
                 step: int, # t, counting from 1
                ) -> float:
-    "β̂_t = β(1-β^(t-1))/(1-β^t): the decay that keeps a moving average bias-corrected"
+    "`β̂_t = β(1-β^(t-1))/(1-β^t)`: the decay that keeps a moving average bias-corrected"
     return (beta**step - beta) / (beta**step - 1)
 
 # %% ../nbs/11_adam.ipynb #8cd4ec11

@@ -22,8 +22,8 @@ class Chromium:
     "Headless Chromium driven over the DevTools protocol on a pipe (file descriptors 3 and 4 of the browser)"
 
     def __init__(self, width: int, height: int):
-        exe = shutil.which("chromium") or shutil.which("chromium-browser")
-        if not exe: sys.exit("check_site: no chromium on PATH; install Debian's package: apt-get install -y chromium")
+        exe = os.environ.get("CHROMIUM") or next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
+        if not exe: sys.exit("check_site: no chromium on PATH; install Debian's package (apt-get install -y chromium) or set CHROMIUM")
         self.profile = tempfile.mkdtemp(prefix="check_site_")
         to_browser_r, self.to_browser = os.pipe()
         self.from_browser, from_browser_w = os.pipe()

@@ -1,21 +1,33 @@
 """Benchmark one optimizer step: optimi_nb's for-loop, foreach and compiled paths against torch.optim (for-loop, foreach,
-fused) and optimi (optional: `pip install torch-optimi packaging`), in fp32 and in bf16 with Kahan summation.
+fused) and optimi (optional: `pip install torch-optimi packaging`; on a GPU with Triton also its Triton kernels), in fp32
+and in bf16 with Kahan summation.
 
-Every configuration updates its own copy of the same model-shaped tensors (12 blocks of 6 tensors, 12.6M parameters). All
+Every configuration updates its own copy of the same model-shaped tensors (by default 12 blocks of 6 tensors, 12.6M
+parameters; `--shapes gpt2` for GPT-2 small's 148 tensors, 124M parameters; `--shapes tiny` for a quick check). All
 configurations of one optimizer and precision live in one process at once and are interleaved step by step: each round
 times one step of every configuration, in a rotating order, and each figure is the median over the rounds. A plain fp32
 copy of as many elements is timed in the same rounds and gives the memory bandwidth, so slow drifts of a shared machine
 move the floor and the steps together. Each result is set against its floor: the bytes the algorithm must read and write
-per parameter, divided by that bandwidth. Usage:
+per parameter, divided by that bandwidth. On CUDA each step is timed with CUDA events on an idle stream (synchronised
+before and after), so it includes the launch gaps of the step but not the host's synchronisation; `device` in the JSON
+is then the GPU's name. Usage:
 
-    python tools/benchmark.py [--device cuda] [--optimizers AdamW SGD Lion] [--json nbs/benchmark_cpu.json]
+    python tools/benchmark.py [--device cuda] [--shapes small|gpt2|tiny] [--optimizers AdamW SGD] [--json nbs/benchmark_cpu.json]
 """
-import argparse, json, statistics, time, warnings
+import argparse, inspect, json, platform, statistics, time, warnings
 import torch
 from torch._dynamo.utils import counters
 import optimi_nb
 
-SHAPES = [(1024, 512), (1024,), (512, 1024), (512,), (512,), (512,)] * 12  # 12.6M parameters in 72 tensors
+def gpt2_small() -> list[tuple[int, ...]]:
+    "GPT-2 small's parameter shapes (124M parameters in 148 tensors): embeddings, 12 blocks of 12 tensors, final norm"
+    d, block = 768, [(768,), (768,), (768, 3 * 768), (3 * 768,), (768, 768), (768,), (768,), (768,), (768, 4 * 768), (4 * 768,), (4 * 768, 768), (768,)]
+    return [(50257, d), (1024, d)] + block * 12 + [(d,), (d,)]
+
+SHAPE_SETS = {"small": [(1024, 512), (1024,), (512, 1024), (512,), (512,), (512,)] * 12,  # 12.6M parameters in 72 tensors
+              "gpt2": gpt2_small(),
+              "tiny": [(64, 32), (64,), (32, 64), (32,), (32,), (32,)] * 12}  # a quick check that everything runs
+SHAPES = SHAPE_SETS["small"]
 
 
 def floor_bytes(name: str, low_precision: bool) -> int:
@@ -33,8 +45,8 @@ def make_params(dtype: torch.dtype, device: str) -> list[torch.Tensor]:
     return params
 
 
-def configurations(name: str, dtype: torch.dtype) -> dict:
-    "Constructors of every optimizer implementation to time for optimizer `name` and `dtype`"
+def configurations(name: str, dtype: torch.dtype, device: str = "cpu") -> dict:
+    "Constructors of every optimizer implementation to time for optimizer `name` and `dtype` on `device`"
     ours = getattr(optimi_nb, name)
     kw = dict(momentum=0.9) if name == "SGD" else {}
     configs = {"optimi_nb for-loop": lambda ps: ours(ps, lr=1e-3, foreach=False, **kw),
@@ -44,8 +56,13 @@ def configurations(name: str, dtype: torch.dtype) -> dict:
         import optimi
         if hasattr(optimi, name):
             theirs = getattr(optimi, name)
-            configs["optimi for-loop"] = lambda ps: theirs(ps, lr=1e-3, foreach=False, **kw)
-            configs["optimi foreach"] = lambda ps: theirs(ps, lr=1e-3, foreach=True, **kw)
+            # optimi 0.3 defaults to its Triton kernels on a GPU: the for-loop and foreach rows turn them off explicitly
+            no_triton = dict(triton=False) if "triton" in inspect.signature(theirs).parameters else {}
+            configs["optimi for-loop"] = lambda ps: theirs(ps, lr=1e-3, foreach=False, **no_triton, **kw)
+            configs["optimi foreach"] = lambda ps: theirs(ps, lr=1e-3, foreach=True, **no_triton, **kw)
+            from optimi.utils import HAS_TRITON  # Triton installed and torch >= 2.6
+            if no_triton and HAS_TRITON and device != "cpu":
+                configs["optimi triton"] = lambda ps: theirs(ps, lr=1e-3, triton=True, **kw)
     except ImportError: pass
     if dtype == torch.float32 and hasattr(torch.optim, name):
         reference = getattr(torch.optim, name)
@@ -63,13 +80,20 @@ class Copy:
     def step(self): self.dst.copy_(self.src)
 
 
+def timed(step, device: str) -> float:
+    "Seconds of one call of `step`: wall clock on CPU; on CUDA, between two events around it on an otherwise idle stream"
+    if not device.startswith("cuda"):
+        t0 = time.perf_counter(); step(); return time.perf_counter() - t0
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize(); start.record(); step(); end.record(); end.synchronize()
+    return start.elapsed_time(end) / 1e3
+
+
 def interleaved_medians(steppers: dict, device: str, rounds: int) -> dict:
     "Median seconds of one step of each stepper, over `rounds` rounds that step every stepper once, in a rotating order"
-    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     names, times = list(steppers), {name: [] for name in steppers}
     for r in range(rounds):
-        for name in names[r % len(names):] + names[:r % len(names)]:
-            sync(); t0 = time.perf_counter(); steppers[name].step(); sync(); times[name].append(time.perf_counter() - t0)
+        for name in names[r % len(names):] + names[:r % len(names)]: times[name].append(timed(steppers[name].step, device))
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 
@@ -78,7 +102,7 @@ def compile_facts(device: str) -> dict:
     params = make_params(torch.float32, device)
     opt = optimi_nb.AdamW(params, lr=1e-3, compiled=True)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, 100)
-    t0 = time.perf_counter(); opt.step(); first = time.perf_counter() - t0
+    first = timed(opt.step, device)
     sched.step(); opt.step(); sched.step()
     before = counters["stats"]["unique_graphs"]
     for _ in range(100): opt.step(); sched.step()
@@ -87,21 +111,31 @@ def compile_facts(device: str) -> dict:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
+    parser.add_argument("--shapes", default="small", choices=SHAPE_SETS, help="the parameter tensors: small (12.6M), gpt2 (124M), tiny")
     parser.add_argument("--optimizers", nargs="*", default=["SGD", "AdamW", "Lion", "Adam", "RAdam", "Adan", "Ranger", "StableAdamW"])
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--json", default=None, help="write the results here")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
+    if args.device.startswith("cuda") and not torch.cuda.is_available(): parser.error(f"--device {args.device}: no CUDA GPU visible to torch {torch.__version__}")
+    global SHAPES
+    SHAPES = SHAPE_SETS[args.shapes]
     n = sum(torch.Size(s).numel() for s in SHAPES)
-    results = dict(device=args.device, params=n, tensors=len(SHAPES), compile=compile_facts(args.device), rows=[], bandwidths=[])
+    device_name = torch.cuda.get_device_name(torch.device(args.device)) if args.device.startswith("cuda") else args.device
+    print(f"{device_name}, torch {torch.__version__}, Python {platform.python_version()}")
+    results = dict(device=device_name, params=n, tensors=len(SHAPES), compile=compile_facts(args.device), rows=[], bandwidths=[])
     print(f"{n / 1e6:.1f}M parameters in {len(SHAPES)} tensors; first compiled step {results['compile']['first_step_seconds']:.1f} s; "
           f"graphs compiled during 100 cosine-schedule steps: {results['compile']['graphs_compiled_during_schedule']}")
     for name in args.optimizers:
         for label, dtype in (("fp32", torch.float32), ("bf16 + Kahan", torch.bfloat16)):
-            steppers = {impl: make(make_params(dtype, args.device)) for impl, make in configurations(name, dtype).items()}
-            for opt in steppers.values():
-                for _ in range(3): opt.step()  # warm-up: state, and compilation
+            steppers = {}
+            for impl, make in configurations(name, dtype, args.device).items():
+                try:
+                    opt = make(make_params(dtype, args.device))
+                    for _ in range(3): opt.step()  # warm-up: state, and compilation
+                    steppers[impl] = opt
+                except Exception as e: print(f"  {impl}: skipped, {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
             steppers["copy"] = Copy(n, args.device)
             seconds = interleaved_medians(steppers, args.device, args.rounds)
             bandwidth = 8 * n / seconds.pop("copy")
@@ -115,6 +149,7 @@ def main():
                 print(f"  {impl:<20}{s * 1e3:>9.2f} ms   {floor / s:>5.0%} of the {floor * 1e3:.2f} ms floor")
             del steppers
     results["copy_bandwidth"] = statistics.median(results["bandwidths"])
+    results |= dict(shapes=args.shapes, torch=torch.__version__)
     if args.json:
         with open(args.json, "w") as f: json.dump(results, f, indent=1)
 

@@ -109,7 +109,12 @@ def on_path(make_optimizer: Callable[..., torch.optim.Optimizer], # make_optimiz
     opt = make_optimizer(model.parameters(), **options)
     if path == "gradient release": prepare_for_gradient_release(model, opt)
     if path == "single-parameter": return lambda: [opt.step(param=p) for p in model.parameters()]
+    if path == "compiled": return lambda: (opt.step(), _check_compiled(opt))
     return opt.step
+
+def _check_compiled(opt: torch.optim.Optimizer) -> None:
+    "Fail if a compiled step fell back to the eager update, which would make a compiled-path test test nothing"
+    assert not opt._compile_failed, "compiled=True fell back to eager: torch.compile must import the update's module, so use the exported class"
 
 def train_every_path(make_optimizer: Callable[..., torch.optim.Optimizer], # make_optimizer(params, foreach=..., gradient_release=...)
                      dtype: torch.dtype = torch.float32, # dtype of the model

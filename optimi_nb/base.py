@@ -346,7 +346,7 @@ class BaseOptimizer(Optimizer):
              closure: Callable[[], float] | None = None, # reevaluates the model and returns the loss
              param: Tensor | None = None, # update only this parameter (the gradient-release path)
             ) -> float | None:
-        "Update every parameter that has a gradient, or only `param`; without `param`, a no-op while gradient release hooks run. `p.grad` is scratch space: see below"
+        "Update every parameter that has a gradient, or only `param`; without `param`, a no-op while gradient release hooks run; the eager paths use `p.grad` as scratch space"
         loss = None
         if closure is not None:
             with torch.enable_grad(): loss = closure()

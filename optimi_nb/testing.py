@@ -5,8 +5,8 @@
 # %% auto #0
 __all__ = ['IN_FEATURES', 'HIDDEN', 'OUT_FEATURES', 'BATCH', 'PATHS', 'CONTEXT', 'tiny_model', 'regression_batch', 'train',
            'weights', 'test_identical', 'reference_step', 'train_pair', 'max_difference', 'on_path', 'train_every_path',
-           'ComplexAffine', 'train_complex', 'train_resumed', 'continue_from_torch', 'max_relative_difference',
-           'distance_from_fp32', 'char_data', 'char_batch', 'char_model', 'char_eval_loss']
+           'check_paths_on', 'ComplexAffine', 'train_complex', 'train_resumed', 'continue_from_torch',
+           'max_relative_difference', 'distance_from_fp32', 'char_data', 'char_batch', 'char_model', 'char_eval_loss']
 
 # %% ../nbs/04_testing.ipynb #41980b85
 import copy, io
@@ -46,10 +46,10 @@ def train(model: nn.Module, # the model to train in place
           first_batch: int = 0, # index of the first batch, to continue a run
          ) -> list[float]:
     "Train `model` on the fixed regression task, calling `step()` after each backward; return the losses"
-    losses, dtype = [], next(model.parameters()).dtype
+    losses, first = [], next(model.parameters())
     for i in range(first_batch, first_batch + steps):
         x, y = regression_batch(i)
-        loss = F.mse_loss(model(x.to(dtype)).float(), y)
+        loss = F.mse_loss(model(x.to(first.device, first.dtype)).float(), y.to(first.device))
         loss.backward()
         step()
         (zero_grad or (lambda: model.zero_grad(set_to_none=True)))()
@@ -57,8 +57,8 @@ def train(model: nn.Module, # the model to train in place
     return losses
 
 def weights(model: nn.Module) -> list[Tensor]:
-    "Copies of `model`'s parameters, in order"
-    return [p.detach().clone() for p in model.parameters()]
+    "Copies of `model`'s parameters, in order, on the CPU"
+    return [p.detach().to("cpu", copy=True) for p in model.parameters()]
 
 def test_identical(a: list[Tensor], # tensors
                    b: list[Tensor], # tensors that must equal `a` exactly, dtype and shape included
@@ -120,14 +120,33 @@ def train_every_path(make_optimizer: Callable[..., torch.optim.Optimizer], # mak
                      dtype: torch.dtype = torch.float32, # dtype of the model
                      steps: int = 20, # training steps
                      paths: tuple[str, ...] = PATHS, # the paths to run
+                     device: str = "cpu", # where to train
                     ) -> dict[str, list[Tensor]]:
     "Final weights after training the same model along each path: for-loop, foreach, single-parameter, gradient release"
     runs = {}
     for path in paths:
-        model = tiny_model(dtype)
+        model = tiny_model(dtype).to(device)
         train(model, on_path(make_optimizer, model, path), steps)
         runs[path] = weights(model)
     return runs
+
+# %% ../nbs/04_testing.ipynb #b91276c3
+def check_paths_on(device: str, # where to train, e.g. "cuda"
+                   make_optimizer: Callable[..., torch.optim.Optimizer], # make_optimizer(params, **path options), an exported class
+                   steps: int = 20, # training steps
+                  ) -> dict[tuple[str, str], float]:
+    "Assert that every path, compiled included, agrees with the for-loop on `device` in fp32 and bf16 + Kahan; return the distances"
+    paths, runs = PATHS + ("compiled",), {}
+    for dtype in (torch.float32, torch.bfloat16): runs[dtype] = train_every_path(make_optimizer, dtype, steps, paths, device)
+    reference = runs[torch.float32]["for-loop"]
+    bf16_distance = lambda ws: torch.cat([(w.float() - r).flatten() for w, r in zip(ws, reference)]).norm().item()
+    report = {}
+    for path in paths:
+        report[path, "fp32: max |Δ| from the for-loop"] = max_difference(runs[torch.float32][path], reference)
+        report[path, "bf16 + Kahan: distance from fp32"] = bf16_distance(runs[torch.bfloat16][path])
+        assert report[path, "fp32: max |Δ| from the for-loop"] <= 1e-5, f"{path} on {device}: {report[path, 'fp32: max |Δ| from the for-loop']:.2e}"
+        assert report[path, "bf16 + Kahan: distance from fp32"] <= 2 * bf16_distance(runs[torch.bfloat16]["for-loop"]) + 1e-4, path
+    return report
 
 # %% ../nbs/04_testing.ipynb #2bfb68ba
 class ComplexAffine(nn.Module):

@@ -284,7 +284,8 @@ class BaseOptimizer(Optimizer):
         tensor_group = group | {"lr": as_tensor("lr", group["lr"])}
         tensor_scalars = {key: as_tensor(key, value) for key, value in scalars.items()}
         try:  # one compiled function serves every optimizer class and dtype: allow more variants than dynamo's default 8
-            with torch._dynamo.config.patch(recompile_limit=max(64, torch._dynamo.config.recompile_limit)):
+            limit = "recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit") else "cache_size_limit"  # renamed in torch 2.7
+            with torch._dynamo.config.patch(**{limit: max(64, getattr(torch._dynamo.config, limit))}):
                 compiled_update_core()(update, weight_decay_, accumulate, tensor_group, tensor_scalars, param, *tensors)
         except Exception as error:  # no C++ compiler, an unsupported platform...; the eager update is the same math
             warnings.warn(f"compiled=True: torch.compile failed ({type(error).__name__}: {str(error).splitlines()[0][:200]}); "

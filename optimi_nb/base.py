@@ -206,7 +206,8 @@ class BaseOptimizer(Optimizer):
         for i, (saved, group) in enumerate(zip(saved_groups, groups)):
             if len(saved["params"]) != len(group["params"]):
                 raise ValueError(f"param group {i} has {len(saved['params'])} parameters in the state dict, {len(group['params'])} here")
-        from_torch = "rounding_seed" not in state_dict  # our state dicts always carry it
+        # ours carry the class name and seed, and every group of ours has `kahan_sum` (even where a tool dropped the rest)
+        from_torch = not {"optimizer", "rounding_seed"} & state_dict.keys() and any("kahan_sum" not in g for g in saved_groups)
         if from_torch:
             kind = torch_optimizer_kind(saved_groups[0]) if saved_groups else None
             if kind is None or kind != self.torch_counterpart:

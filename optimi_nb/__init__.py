@@ -20,7 +20,8 @@ from .lion import Lion
 from .adan import Adan
 from .ranger import Ranger
 from .stableadamw import StableAdamW
+from .muon import Muon, muon_param_groups
 
-__all__ = ["SGD", "Adam", "AdamW", "RAdam", "Lion", "Adan", "Ranger", "StableAdamW", "BaseOptimizer",
+__all__ = ["SGD", "Adam", "AdamW", "RAdam", "Lion", "Adan", "Ranger", "StableAdamW", "Muon", "BaseOptimizer",
            "prepare_for_gradient_release", "remove_gradient_release", "prepare_ddp_for_gradient_release", "param_groups_weight_decay",
-           "to_low_precision"]
+           "to_low_precision", "muon_param_groups"]

@@ -8,7 +8,7 @@ only; viewing needs no network at all, and works from disk (file://), search inc
 Usage: python3 tools/build_site.py [--no-readme]"""
 import argparse, json, re, shutil, subprocess, textwrap
 from pathlib import Path
-import nbdev.doclinks
+import nbdev.doclinks, nbdev.processors
 from nbdev.config import get_config
 from nbdev.quarto import nbdev_sidebar, refresh_quarto_yml
 from nbdev.serve import proc_nbs
@@ -61,7 +61,11 @@ def process_notebooks() -> Path:
     nbdev.doclinks._build_modidx()
     write_sidebar(cfg.nbs_path, cfg.readme_nb)
     nbdev_sidebar.__wrapped__()  # does nothing while settings.ini has custom_sidebar = True
-    return proc_nbs(force=True)
+    # nbdev runs every cell that imports something, to render show_doc; like the tests, leave out `#| cuda` and
+    # `#| slow` cells (in this process: n_workers=0, so the patch applies)
+    flags, do_eval = set(cfg.tst_flags.split()), nbdev.processors._do_eval
+    nbdev.processors._do_eval = lambda cell: None if flags & set(cell.directives_ or {}) else do_eval(cell)
+    return proc_nbs(force=True, n_workers=0)
 
 
 # ---------------------------------------------------------------- pages at Quarto's names

@@ -147,9 +147,10 @@ INSPECT = r"""(() => {
   document.querySelectorAll(".cell-output-markdown pre, .cell-output-markdown table").forEach(e => {
     const r = e.getBoundingClientRect();
     if (!r.width) return;
-    const name = (e.closest(".cell-output-markdown").querySelector("h2,h3,h4") || {}).textContent || "?";
-    if (e.scrollWidth > e.clientWidth + 1) out.problems.push(`API doc of ${name}: ${e.tagName.toLowerCase()} is ${e.scrollWidth} px wide in a ${e.clientWidth} px box`);
-    if (r.right > col.right + 1) out.problems.push(`API doc of ${name}: ${e.tagName.toLowerCase()} runs ${Math.round(r.right - col.right)} px past the column`);
+    const head = e.closest(".cell-output-markdown").querySelector("h2,h3,h4");
+    const name = head ? "API doc of " + head.textContent : "result table";
+    if (e.scrollWidth > e.clientWidth + 1) out.problems.push(`${name}: ${e.tagName.toLowerCase()} is ${e.scrollWidth} px wide in a ${e.clientWidth} px box`);
+    if (r.right > col.right + 1) out.problems.push(`${name}: ${e.tagName.toLowerCase()} runs ${Math.round(r.right - col.right)} px past the column`);
   });
   // raw Markdown in rendered prose (a link or emphasis that was not converted); code is left alone
   const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT, {acceptNode: n =>

@@ -6,7 +6,7 @@ only; viewing needs no network at all, and works from disk (file://), search inc
 `nbdev_docs` builds the same notebooks the usual way, with the same page names, sidebar and page navigation.
 
 Usage: python3 tools/build_site.py [--no-readme]"""
-import argparse, json, re, shutil, subprocess, textwrap
+import argparse, ast, copy, json, re, shutil, subprocess, textwrap
 from pathlib import Path
 import nbdev.doclinks, nbdev.processors
 from nbdev.config import get_config
@@ -65,7 +65,27 @@ def process_notebooks() -> Path:
     # `#| slow` cells (in this process: n_workers=0, so the patch applies)
     flags, do_eval = set(cfg.tst_flags.split()), nbdev.processors._do_eval
     nbdev.processors._do_eval = lambda cell: None if flags & set(cell.directives_ or {}) else do_eval(cell)
+    nbdev.processors.exec_show_docs.__call__ = imports_alone_on_failure(nbdev.processors.exec_show_docs.__call__)
     return proc_nbs(force=True, n_workers=0)
+
+
+def imports_alone_on_failure(run):
+    """Wrap nbdev's show_doc executor: a lesson cell that mixes imports with code (which nbdev runs for its imports,
+    out of the notebook's order) and fails there gets only its imports run, with a warning, instead of failing the build"""
+    def call(self, cell):
+        outputs = copy.deepcopy(cell.get("outputs"))
+        try: return run(self, cell)
+        except Exception:
+            if cell.directives_.keys() & {"export", "exports", "exporti", "exec_doc"} or "show_doc" in cell.source: raise
+            body = ast.parse("\n".join(l for l in cell.source.splitlines() if not l.lstrip().startswith(("%", "!")))).body
+            imports = "\n".join(ast.unparse(n) for n in body if isinstance(n, (ast.Import, ast.ImportFrom)))
+            self.k.run(imports)  # sets self.k.exc again: None when the imports alone succeed
+            if self.k.exc: raise
+            cell["outputs"] = outputs
+            title = getattr(self.nb, "frontmatter_", {}).get("title", "")
+            print(f"warning: {title}, cell {cell.idx_}: it mixes imports with code that fails when nbdev runs it for the API docs;"
+                  " only its imports were run (nbdev's advice: imports in a cell of their own)")
+    return call
 
 
 # ---------------------------------------------------------------- pages at Quarto's names

@@ -122,7 +122,7 @@ class Tab:
     def screenshot(self, path: Path, selector: str | None = None) -> None:
         "Save the viewport as a PNG, scrolled so `selector` (if any) is at the top"
         if selector: self.js(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); if (e) e.scrollIntoView(); }})()")
-        time.sleep(0.3)
+        time.sleep(1.0)
         import base64
         path.write_bytes(base64.b64decode(self.send("Page.captureScreenshot", format="png")["data"]))
 

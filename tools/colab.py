@@ -21,7 +21,9 @@ EXPORT_MARK = "# Inside a checkout only (not in Colab): regenerate optimi_nb/ fr
 CHECKOUT_FILES = {"40_speed.ipynb": {"benchmark_cpu.json": "nbs/benchmark_cpu.json", "benchmark.py": "tools/benchmark.py"}}
 MODULE_TO_DIST = {"yaml": "pyyaml", "PIL": "pillow", "sklearn": "scikit-learn"}  # the few imports named unlike their package
 PREINSTALLED = {"torch", "optimi_nb", "IPython"}  # Colab has torch and IPython; optimi_nb is always installed first
-COMPANIONS = {"nbdev": ["execnb", "fastcore"]}  # installed with it, at the versions settings.ini pins (nbdev 2 needs execnb<0.2)
+# installed with it, at the versions settings.ini pins (nbdev 2 needs execnb<0.2); numpy because fastcore's test_eq compares
+# tensors through it, and PyTorch does not install it (Colab has it, a bare Python with torch may not)
+COMPANIONS = {"nbdev": ["execnb", "fastcore", "numpy"], "fastcore": ["numpy"]}
 
 
 def settings() -> dict:
@@ -56,7 +58,7 @@ def needs(nb: dict, cfg: dict, name: str) -> dict[str, str]:
         dist = MODULE_TO_DIST.get(mod, mod).lower()
         if dist in pinned:
             out[mod] = pinned[dist]
-            out |= {c: pinned[c] for c in COMPANIONS.get(mod, []) if c in pinned and c not in out}
+            out |= {c: pinned.get(c, c) for c in COMPANIONS.get(mod, []) if c not in out}
         elif mod not in {Path(p).stem for p in CHECKOUT_FILES.get(name, {})}:
             print(f"{name}: imports {mod}, which settings.ini does not list; not installed by the Colab cell")
     return out

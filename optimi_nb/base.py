@@ -199,7 +199,7 @@ class BaseOptimizer(Optimizer):
         "`state_dict` converted to this optimizer's form, or a ValueError saying why it cannot be, before anything is loaded"
         name = type(self).__name__
         if not isinstance(state_dict, dict) or not {"state", "param_groups"} <= state_dict.keys():
-            raise ValueError(f"not an optimizer state dict: expected a dict with 'state' and 'param_groups'")
+            raise ValueError("not an optimizer state dict: expected a dict with 'state' and 'param_groups'")
         saved_groups, groups = state_dict["param_groups"], self.param_groups
         if len(saved_groups) != len(groups):
             raise ValueError(f"the state dict has {len(saved_groups)} param groups, this {name} has {len(groups)}")

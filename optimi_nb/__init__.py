@@ -7,6 +7,7 @@ __version__ = "0.1.0"
 __all__ = []
 
 # %% ../nbs/index.ipynb #e9888f8a
+__doc__ = "Fast, memory-efficient, low-precision PyTorch optimizers: SGD, Adam, AdamW, RAdam, Lion, Adan, Ranger, StableAdamW and Muon, drop-in for torch.optim"
 from .base import BaseOptimizer
 from .gradient_release import prepare_for_gradient_release, remove_gradient_release
 from .distributed import prepare_ddp_for_gradient_release

@@ -32,4 +32,4 @@ def prepare_ddp_for_gradient_release(ddp_model: nn.parallel.DistributedDataParal
             return bucket.buffer()
         return default_hooks.allreduce_hook(process_group, bucket).then(step)
     ddp_model.register_comm_hook(None, allreduce_then_step)
-    optimizer._release_hooks_active = True
+    optimizer._start_release([p for p in ddp_model.parameters() if id(p) in optimized], hook_param=None)

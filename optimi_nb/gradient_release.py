@@ -35,11 +35,11 @@ def prepare_for_gradient_release(model: nn.Module, # the model whose parameters 
     if any(p.dtype == torch.float16 for p in params):
         warnings.warn("fp16 parameters under gradient release: fp16 training needs a GradScaler, which unscales and checks "
                       "all gradients before any step, and the gradients are gone by then; train in bf16 instead", UserWarning, stacklevel=2)
-    def release(param: Tensor) -> None:
-        optimizer.step(param=param)
-        optimizer.zero_grad(param=param)
-    model._gradient_release = (optimizer, [p.register_post_accumulate_grad_hook(release) for p in params])
-    optimizer._release_hooks_active = True
+    handles = []  # ours, including those of parameters hooked later (unfrozen, or in a param group added since)
+    def hook(param: Tensor) -> None: handles.append(param.register_post_accumulate_grad_hook(optimizer._release_step))
+    for param in params: hook(param)
+    model._gradient_release = (optimizer, handles)
+    optimizer._start_release(params, hook)
 
 def remove_gradient_release(model: nn.Module, # a model passed to `prepare_for_gradient_release`
                            ) -> None:
@@ -50,4 +50,4 @@ def remove_gradient_release(model: nn.Module, # a model passed to `prepare_for_g
         return
     optimizer, handles = model.__dict__.pop("_gradient_release")
     for handle in handles: handle.remove()
-    optimizer._release_hooks_active = False
+    optimizer._stop_release()

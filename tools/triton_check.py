@@ -1,0 +1,396 @@
+"""The GPU code of `compiled=True`, checked on a machine without a GPU.
+
+    python3 tools/triton_check.py [--optimizers AdamW Lion ...] [--precisions fp32 bf16+kahan ...] [--targets 75 80 90]
+
+For every optimizer (the BaseOptimizer subclasses that optimi_nb exports, found automatically) in every precision
+(fp32; bf16 and fp16 with Kahan summation; bf16 with stochastic rounding; and the int8 state and int8 Kahan storage
+when the optimizers take `state_precision` / `kahan_precision`):
+
+1. Inductor writes the Triton kernels of the compiled step. It writes them for a CPU tensor here
+   (`torch._inductor.config.cpu_backend = "triton"`), with four patches so that they are the kernels a CUDA device
+   would get (see `patch_for_cuda_kernels`): the Kahan commit rounds by integer arithmetic on the bits
+   (`optimi_nb.kahan.round_to`'s choice off the CPU), 0-dim tensors such as the lr are read through pointers (on the
+   CPU Inductor would pass them as scalar arguments), no CPU-only Inductor option applies, and the kernels' launch
+   configurations are recomputed for each GPU's properties before compiling.
+2. Triton compiles each kernel, every launch configuration Inductor gave it, for sm_75 (T4), sm_80 (A100) and sm_90
+   (H100): `triton.compile(..., target=GPUTarget("cuda", cc, 32))`, down to a cubin with the bundled ptxas.
+3. The same kernels run in Triton's interpreter (TRITON_INTERPRET=1) on CPU tensors, inside the optimizer's own
+   step, and the weights and state after a few steps are compared with the eager path (`compiled=False`,
+   `foreach=True`: the same buckets). The interpreter's fp32 -> bf16 conversion truncates where a GPU rounds to
+   nearest even (triton#10919); it is replaced here by an exact round-to-nearest-even conversion through torch, and a
+   kernel that does arithmetic on bf16 values (which the interpreter computes on their bit patterns, triton#10919)
+   fails loudly instead of giving numbers. So bf16 kernels are held to the same bound as fp16 ones.
+
+Tolerances, relative to each tensor's largest value: fp32 within 1e-6; bf16 and fp16 within one unit in the last
+place of the format (2^-8 for bf16, 2^-11 for fp16) after the steps, since the fused kernel keeps intermediates in
+fp32 registers where the eager foreach ops round after each op; the weights' exact sum θ + kahan_comp within 1e-6.
+
+Pinned: torch 2.13.0 and triton 3.9.0 (it patches Inductor and Triton internals; on other versions it stops with a
+message rather than check the wrong thing). A missing triton is installed with pip. Exit status 0 when every row
+passed. CPU only, no network beyond that pip install."""
+import argparse, importlib.util, inspect, json, os, re, subprocess, sys, tempfile, time, traceback, warnings
+from pathlib import Path
+
+PINNED = {"torch": "2.13.0", "triton": "3.9.0"}
+TARGETS = {75: "sm_75 T4", 80: "sm_80 A100", 90: "sm_90 H100"}
+# The GPUs whose properties Inductor's launch heuristics see: SM count, registers per SM, threads per SM
+GPU_PROPERTIES = {75: dict(multi_processor_count=40, regs_per_multiprocessor=65536, max_threads_per_multi_processor=1024),
+                  80: dict(multi_processor_count=108, regs_per_multiprocessor=65536, max_threads_per_multi_processor=2048),
+                  90: dict(multi_processor_count=132, regs_per_multiprocessor=65536, max_threads_per_multi_processor=2048)}
+STEPS = 5
+ROOT = Path(__file__).resolve().parent.parent
+
+WORKER = "--compile-worker" in sys.argv  # the process that compiles for the GPUs (see CompileWorker)
+if not WORKER:
+    os.environ["TRITON_INTERPRET"] = "1"  # read when triton.jit decorates a kernel: set before anything imports triton
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="triton_check_")  # every kernel generated afresh
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # triton 3.9's default, stated so that it does not warn
+sys.path.insert(0, str(ROOT))
+
+if importlib.util.find_spec("triton") is None:
+    print(f"triton_check: installing triton=={PINNED['triton']}", flush=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", f"triton=={PINNED['triton']}"], check=True)
+    importlib.invalidate_caches()
+
+import numpy as np
+import torch
+import triton
+
+found = {"torch": torch.__version__.split("+")[0], "triton": triton.__version__}
+if found != PINNED and "--any-version" not in sys.argv:
+    sys.exit(f"triton_check: written for torch {PINNED['torch']} and triton {PINNED['triton']}, found torch {found['torch']} "
+             f"and triton {found['triton']}. It patches Inductor and Triton internals (patch_for_cuda_kernels, "
+             "patch_interpreter): check that each still holds for these versions, then update PINNED "
+             "(or pass --any-version to try anyway)")
+
+import torch._inductor.config as inductor_config
+import torch._inductor.runtime.triton_helpers as triton_helpers
+from torch._inductor.graph import GraphLowering
+from torch._inductor.runtime import triton_heuristics
+from torch._inductor.runtime.hints import DeviceProperties
+from triton.backends.compiler import GPUTarget
+from triton.backends.driver import DriverBase
+from triton.compiler import ASTSource
+from triton.runtime import interpreter
+from triton.runtime.driver import driver
+from triton.runtime.jit import JITFunction
+
+import optimi_nb
+from optimi_nb.base import BaseOptimizer
+import optimi_nb.kahan as kahan
+
+# --- running Inductor's Triton code for CPU tensors in the interpreter -------------------------------------------------
+
+class InterpreterDriver(DriverBase):
+    "A stand-in for Triton's GPU driver: there is none on this machine, and the interpreter needs none, but Inductor asks"
+    @classmethod
+    def is_active(cls): return False
+    def map_python_to_cpp_type(self, ty): raise NotImplementedError("the interpreter launches no compiled code")
+    def get_current_target(self): return GPUTarget("cuda", 90, 32)  # keys Inductor's cache; compiling names its own target
+    def get_active_torch_device(self): return torch.device("cpu")
+    def get_benchmarker(self): raise NotImplementedError("nothing is benchmarked: each kernel keeps its first configuration")
+    def get_current_device(self): return 0
+    def get_current_stream(self, device=None): return 0
+
+
+def to_bf16_bits(x: np.ndarray) -> np.ndarray:
+    "fp32 values to bf16 bit patterns (uint16), rounded to nearest even as a GPU's cvt.rn.bf16.f32 does"
+    return torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32)).bfloat16().view(torch.int16).numpy().view(np.uint16)
+
+def from_bf16_bits(x: np.ndarray) -> np.ndarray:
+    "bf16 bit patterns (uint16) to fp32 values, exactly"
+    return torch.from_numpy(np.ascontiguousarray(x).view(np.int16)).view(torch.bfloat16).float().numpy()
+
+
+class Bf16ArithmeticError(RuntimeError): pass
+
+def patch_interpreter() -> None:
+    "The interpreter's two bf16 defects (triton#10919): conversions round to nearest even; bf16 arithmetic stops the check"
+    builder = interpreter.InterpreterBuilder
+    cast_impl, binary_op = builder.cast_impl, builder.binary_op
+    def cast(self, src, dst_type):
+        s, d = src.dtype.scalar, dst_type.scalar
+        if s == triton.language.float32 and d == triton.language.bfloat16:
+            return interpreter.TensorHandle(to_bf16_bits(src.data), d)
+        if s == triton.language.bfloat16 and d == triton.language.float32:
+            return interpreter.TensorHandle(from_bf16_bits(src.data), d)
+        return cast_impl(self, src, dst_type)
+    def binary(self, lhs, rhs, op):
+        if triton.language.bfloat16 in (lhs.dtype.scalar, rhs.dtype.scalar):
+            raise Bf16ArithmeticError("the kernel computes on bf16 values, which the interpreter does on their bits (triton#10919)")
+        return binary_op(self, lhs, rhs, op)
+    builder.cast_impl = builder.create_fp_ext = builder.create_fp_trunc = cast
+    builder.binary_op = binary
+
+
+def patch_for_cuda_kernels() -> None:
+    "Make Inductor's Triton kernels for CPU tensors the ones a CUDA device gets, and record each kernel and launch"
+    driver.set_active(InterpreterDriver())
+    triton_helpers.set_driver_to_cpu = lambda: None  # would look for the triton-cpu backend, which the interpreter does not need
+    inductor_config.cpu_backend = "triton"
+    inductor_config.compile_threads = 1  # in this process, where the patches hold
+    inductor_config.fx_graph_cache = False
+    # On a GPU only a 0-dim *CPU* tensor becomes a scalar argument; the step's lr and scalars live on the GPU there
+    GraphLowering.is_unspec_arg = lambda self, name: False
+    # optimi_nb.kahan.round_to splits on the CPU and works on the bits elsewhere: the kernels here are a GPU's
+    kahan.round_to = lambda x, dtype: kahan.round_by_bits(x, dtype)
+    init, run = triton_heuristics.CachingAutotuner.__init__, triton_heuristics.CachingAutotuner.run
+    def recording_init(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        RECORD["kernels"].append(self)
+    def counting_run(self, *args, **kwargs):
+        RECORD["launches"].append(self.inductor_meta.get("kernel_name", "?"))
+        return run(self, *args, **kwargs)
+    triton_heuristics.CachingAutotuner.__init__ = recording_init
+    triton_heuristics.CachingAutotuner.run = counting_run
+
+RECORD = {"kernels": [], "launches": []}
+
+# The source lines of optimi_nb that look at the device: each must be known to this check, which patches round_to's
+DEVICE_CHECKS_KNOWN = {"kahan.py": ["round_to"], "foreach.py": ["foreach_by_default"]}
+
+def unknown_device_checks() -> list[str]:
+    "optimi_nb functions that test a tensor's device and that this check does not know about"
+    unknown = []
+    for path in sorted((ROOT / "optimi_nb").glob("*.py")):
+        function = None
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if line.lstrip().startswith("def "): function = line.split("def ", 1)[1].split("(")[0]
+            code = line.split("#")[0]
+            if ".device.type" in code or "is_cuda" in code:
+                if function not in DEVICE_CHECKS_KNOWN.get(path.name, []) and path.name not in ("base.py", "testing.py", "memory.py"):
+                    unknown.append(f"{path.name}:{number} ({function}): {line.strip()}")
+    return unknown
+
+# --- compiling for the GPUs ---------------------------------------------------------------------------------------------
+# In a worker process without TRITON_INTERPRET, where @triton.jit makes compilable kernels. Each kernel module that
+# Inductor wrote is loaded as Inductor writes it for a CUDA device: the GPU's properties in place of the CPU's (so that the
+# launch heuristics choose the GPU's configurations) and the GPU driver's line in place of the CPU's. Every configuration
+# is compiled, as a GPU run compiles them all before timing them.
+
+def cuda_properties(cc: int) -> str:
+    return (f"DeviceProperties(type='cuda', index=0, cc={cc}, major={cc // 10}, max_threads_per_block=1024, warp_size=32, "
+            + ", ".join(f"{k}={v}" for k, v in GPU_PROPERTIES[cc].items()) + ")")
+
+def compile_kernel(path: str, name: str, cc: int) -> tuple[int, int, str | None]:
+    "(configurations compiled, configurations, first error or None) for the kernel `name` in Inductor's module `path`, on sm_`cc`"
+    source = Path(path).read_text()
+    cpu = re.search(r"DeviceProperties\(type='cpu'[^)]*\)", source)
+    if cpu is None: return 0, 0, "the kernel module has no CPU device properties to replace (has Inductor changed?)"
+    source = source.replace(cpu.group(0), cuda_properties(cc)).replace("triton_helpers.set_driver_to_cpu()", "")
+    namespace = {"__file__": path, "__name__": f"triton_check_{name}_{cc}"}
+    compiled = total = 0
+    try:
+        exec(compile(source, path, "exec"), namespace)
+        kernel = namespace[name]
+        total = len(kernel.configs)
+        for cfg in kernel.configs:
+            meta = kernel._create_compile_meta(cfg)
+            options = kernel._create_compile_options(cfg, meta)
+            binary = triton.compile(ASTSource(kernel.fn, meta["signature"], meta["constants"], meta["configs"][0]),
+                                    target=GPUTarget("cuda", cc, 32), options=options)
+            if not binary.asm.get("cubin"): return compiled, total, "no cubin produced"
+            compiled += 1
+        return compiled, total, None
+    except Exception as error:
+        return compiled, total, f"{type(error).__name__}: {' '.join(str(error).split())[:400]}"
+
+def compile_worker() -> None:
+    "Answer each request line {kernels: [[path, name], ...], targets: [cc, ...]} with one line of results"
+    driver.set_active(InterpreterDriver())
+    for line in sys.stdin:
+        request = json.loads(line)
+        results = [[path, name, cc, *compile_kernel(path, name, cc)] for path, name in request["kernels"] for cc in request["targets"]]
+        print(WORKER_MARK + json.dumps(results), flush=True)
+
+WORKER_MARK = "triton_check_worker: "
+
+class CompileWorker:
+    "The worker process, started once"
+    def __init__(self):
+        env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+        self.process = subprocess.Popen([sys.executable, __file__, "--compile-worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        text=True, env=env)
+    def compile(self, kernels: list, targets: list[int]) -> list:
+        self.process.stdin.write(json.dumps({"kernels": kernels, "targets": targets}) + "\n"); self.process.stdin.flush()
+        for line in self.process.stdout:
+            if line.startswith(WORKER_MARK): return json.loads(line[len(WORKER_MARK):])
+        raise RuntimeError("the compile worker ended")
+
+# --- the cases ----------------------------------------------------------------------------------------------------------
+
+def optimizer_classes() -> dict[str, type]:
+    "Every optimizer optimi_nb exports, in its order"
+    return {name: getattr(optimi_nb, name) for name in optimi_nb.__all__
+            if inspect.isclass(getattr(optimi_nb, name)) and issubclass(getattr(optimi_nb, name), BaseOptimizer)
+            and getattr(optimi_nb, name) is not BaseOptimizer}
+
+def takes(cls, name: str) -> bool:
+    return name in inspect.signature(cls.__init__).parameters
+
+def precisions(cls) -> dict[str, dict]:
+    "The precisions `cls` is checked in: its dtype and constructor options"
+    cases = {"fp32": dict(dtype=torch.float32), "bf16+kahan": dict(dtype=torch.bfloat16), "fp16+kahan": dict(dtype=torch.float16),
+             "bf16+SR": dict(dtype=torch.bfloat16, stochastic_rounding=True)}
+    if takes(cls, "state_precision"): cases["fp32+int8state"] = dict(dtype=torch.float32, state_precision="int8")
+    if takes(cls, "kahan_precision"): cases["bf16+int8kahan"] = dict(dtype=torch.bfloat16, kahan_precision="int8")
+    return cases
+
+def model(dtype: torch.dtype) -> torch.nn.Module:
+    "Two linear layers: two matrices (of different shapes) and two vectors, in one bucket"
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(40, 48), torch.nn.ReLU(), torch.nn.Linear(48, 10)).to(dtype)
+
+def make_optimizer(cls, net: torch.nn.Module, compiled: bool, options: dict):
+    "`cls` on `net` with weight decay and a larger lr than its default, so that every term of the update is exercised"
+    kwargs = {k: v for k, v in options.items() if k != "dtype"} | dict(compiled=compiled, foreach=True)
+    if takes(cls, "weight_decay"): kwargs["weight_decay"] = 1e-2
+    if cls is getattr(optimi_nb, "Muon", None):
+        return cls(optimi_nb.muon_param_groups(net), lr=2e-2, **kwargs)  # a Muon group and AdamW groups
+    if cls.__name__.startswith("SGD") and takes(cls, "momentum") and "ScheduleFree" not in cls.__name__: kwargs["momentum"] = 0.9
+    return cls(net.parameters(), lr=1e-2, **kwargs)
+
+def fp32_deviation(eager_net, compiled_net, eager, compiled) -> tuple[float, str]:
+    "The largest deviation of a weight or state tensor of the compiled run from the eager one, relative to its largest value"
+    worst = (0.0, "")
+    for (name, pe), pc in zip(eager_net.named_parameters(), compiled_net.parameters()):
+        se, sc = eager.state[pe], compiled.state[pc]
+        tensors = {"param": (pe, pc)} | {k: (v, sc[k]) for k, v in se.items() if isinstance(v, torch.Tensor) and v.numel() > 1}
+        for key, (a, b) in tensors.items():
+            if a.dtype != b.dtype or not a.is_floating_point(): d = 0.0 if a.dtype == b.dtype and torch.equal(a, b) else float("inf")
+            else: d = (b - a).abs().max().item() / (a.abs().max().item() or 1.0)
+            if d > worst[0] or not worst[1]: worst = (d, f"{name}.{key}")
+    return worst
+
+def distance(net, reference_net, optimizer=None) -> float:
+    "The weights' distance (2-norm over all of them) from an fp32 run's; with `optimizer`, of θ + kahan_comp instead"
+    total = 0.0
+    for p, r in zip(net.parameters(), reference_net.parameters()):
+        value = p.double()
+        if optimizer is not None: value = value + optimizer.state[p]["kahan_comp"].double()
+        total += (value - r.double()).pow(2).sum().item()
+    return total**0.5
+
+def run_case(cls, options: dict) -> dict:
+    "Eager and compiled-in-the-interpreter steps side by side (and an fp32 eager run for low precision): kernels, launches, deviations"
+    dtype = options["dtype"]
+    torch._dynamo.reset()
+    RECORD["kernels"].clear()
+    eager_net, compiled_net = model(dtype), model(dtype)
+    eager, compiled = make_optimizer(cls, eager_net, False, options), make_optimizer(cls, compiled_net, True, options)
+    lossy = dtype != torch.float32 or any(v == "int8" for v in options.values())
+    if lossy:  # the reference of the low-precision runs: fp32 from the same (rounded) start, with the same gradients
+        fp32_net = model(dtype).float()
+        fp32 = make_optimizer(cls, fp32_net, False, {"dtype": torch.float32})
+    calls = []
+    run_compiled = compiled._run_compiled
+    compiled._run_compiled = lambda *args: (calls.append(1), run_compiled(*args))[-1]
+    per_step = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for step in range(STEPS):
+            generator = torch.Generator().manual_seed(step)
+            grads = [torch.randn(p.shape, generator=generator).to(dtype) for p in eager_net.parameters()]
+            for net in (eager_net, compiled_net) + ((fp32_net,) if lossy else ()):
+                for p, g in zip(net.parameters(), grads): p.grad = g.to(p.dtype, copy=True)
+            eager.step()
+            if lossy: fp32.step()
+            launches, before = len(RECORD["launches"]), len(calls)
+            compiled.step()
+            per_step.append((len(RECORD["launches"]) - launches, len(calls) - before))
+    fell_back = [str(w.message) for w in caught if "compiled=True" in str(w.message)]
+    if compiled._compile_failed or fell_back or not calls:
+        raise RuntimeError(f"the compiled step ran eagerly: {fell_back[:1] or 'no compiled call'}")
+    result = dict(kernels=[[k.filename, k.inductor_meta["kernel_name"]] for k in RECORD["kernels"]], per_step=per_step, checks={})
+    if not lossy:
+        result["checks"]["fp32"] = (*fp32_deviation(eager_net, compiled_net, eager, compiled), BOUNDS["fp32"])
+    else:
+        d_compiled, d_eager = distance(compiled_net, fp32_net), distance(eager_net, fp32_net)
+        result["checks"]["weights"] = (d_compiled, f"weights {d_compiled:.2e} from fp32, eager's {d_eager:.2e}", 2 * d_eager + 1e-4)
+        if "kahan_comp" in next(iter(eager.state.values())):
+            s_compiled, s_eager = distance(compiled_net, fp32_net, compiled), distance(eager_net, fp32_net, eager)
+            result["checks"]["θ+k"] = (s_compiled, f"θ+kahan_comp {s_compiled:.2e} from fp32, eager's {s_eager:.2e}", 2 * s_eager + 1e-4)
+    return result
+
+# The bound on the plain fp32 run's deviation from the eager one; the low-precision runs' bound is the notebooks'
+# check_paths_on's: as close to an fp32 run as the eager step is, within twice its distance (+1e-4)
+BOUNDS = {"fp32": 1e-6}
+
+# --- the table ----------------------------------------------------------------------------------------------------------
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--optimizers", nargs="+", help="names from optimi_nb.__all__ (default: every optimizer)")
+    parser.add_argument("--precisions", nargs="+", help="fp32 bf16+kahan fp16+kahan bf16+SR ... (default: all)")
+    parser.add_argument("--targets", nargs="+", type=int, default=list(TARGETS), choices=list(TARGETS), help="compute capabilities (default: 75 80 90)")
+    parser.add_argument("--any-version", action="store_true", help="run on other torch/triton versions than the pinned ones")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print every error's traceback and where the kernels' sources are")
+    args = parser.parse_args()
+    unknown = unknown_device_checks()
+    if unknown:
+        print("triton_check: optimi_nb tests the device in code this check does not know; decide whether the compiled step "
+              "reaches it and make the check give it a CUDA device's answer (as round_to):\n  " + "\n  ".join(unknown))
+        return 2
+    patch_for_cuda_kernels(); patch_interpreter()
+    classes = optimizer_classes()
+    for name in args.optimizers or []:
+        if name not in classes: parser.error(f"unknown optimizer {name!r}; optimi_nb exports {', '.join(classes)}")
+    worker = CompileWorker()
+    print(f"triton_check: torch {torch.__version__}, triton {triton.__version__}: the Triton kernels Inductor writes for "
+          f"compiled=True, compiled for {', '.join(TARGETS[t] for t in args.targets)} and run in Triton's interpreter against "
+          f"the eager step ({STEPS} steps of a 4-tensor model)", flush=True)
+    targets = "".join(f" {TARGETS[t].split()[0]:>6}" for t in args.targets)
+    header = f"{'optimizer':<12} {'precision':<15} {'kernels':>7} {'calls':>5}{targets} {'fp32 dev':>9} {'weights':>9} {'θ+k':>9}  result"
+    print(header); print("-" * len(header), flush=True)
+    passed = failed = 0
+    failures, started = [], time.time()
+    for name, cls in classes.items():
+        if args.optimizers and name not in args.optimizers: continue
+        for precision, options in precisions(cls).items():
+            if args.precisions and precision not in args.precisions: continue
+            case_start = time.time()
+            try:
+                result = run_case(cls, options)
+                compiled = worker.compile(result["kernels"], args.targets)
+            except Exception as error:
+                failed += 1
+                message = f"{type(error).__name__}: {' '.join(str(error).split())[:300]}"
+                failures.append(f"{name} {precision}: {message}")
+                print(f"{name:<12} {precision:<15} FAILED  {message}", flush=True)
+                if args.verbose: traceback.print_exc()
+                continue
+            cells, errors = [], []
+            for cc in args.targets:
+                rows = [r for r in compiled if r[2] == cc]
+                cells.append(f"{sum(r[3] for r in rows)}/{sum(r[4] for r in rows)}")
+                errors += [f"{r[1]} for sm_{cc}: {r[5]}" for r in rows if r[5]]
+            checks = result["checks"]
+            over = [f"{what} (bound {bound:.2e})" for value, what, bound in checks.values() if not value <= bound]
+            good = not over and not errors and result["kernels"]
+            passed, failed = passed + bool(good), failed + (not good)
+            problems = over + errors + ([] if result["kernels"] else ["no Triton kernel was generated"])
+            failures += [f"{name} {precision}: {p}" for p in problems]
+            launches = "/".join(map(str, sorted({n for n, _ in result["per_step"]})))
+            calls = "/".join(map(str, sorted({c for _, c in result["per_step"]})))
+            cell = lambda key: f"{checks[key][0]:.1e}" if key == "fp32" else f"{checks[key][0] / max(checks[key][2] - 1e-4, 1e-30) * 2:.2f}"
+            print(f"{name:<12} {precision:<15} {launches:>7} {calls:>5}" + "".join(f" {c:>6}" for c in cells)
+                  + "".join(f" {cell(k) if k in checks else '-':>9}" for k in ("fp32", "weights", "θ+k"))
+                  + f"  {'ok' if good else 'FAILED'} ({time.time() - case_start:.0f} s)", flush=True)
+            if args.verbose:
+                for path, kernel in result["kernels"]: print(f"    {kernel}: {path}")
+    print(f"\nkernels: Triton kernels launched per optimizer step; calls: compiled update calls per step (one per bucket of tensors "
+          f"sharing a device, dtype and step; one per tensor under stochastic rounding). sm_XX: launch configurations compiled "
+          f"to a cubin for that GPU / configurations Inductor gave the kernels. After {STEPS} steps: fp32 dev: the compiled "
+          f"weights' and state's largest deviation from the eager step's, relative to each tensor's largest value (bound "
+          f"{BOUNDS['fp32']:g}); weights, θ+k: the low-precision compiled run's distance from an fp32 run over the eager "
+          f"run's (of the weights, and of their exact value θ + kahan_comp), the bound of the notebooks' check_paths_on: "
+          f"at most 2 (+1e-4 absolute). On sm_75 (T4) the bf16 kernels compile, but Inductor declines bf16 graphs below "
+          f"compute capability 8.0 (pytorch#129288), so a T4 runs those steps eagerly. {time.time() - started:.0f} s in all.")
+    for line in failures: print("FAILED", line)
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    if WORKER: compile_worker()
+    else: sys.exit(main())

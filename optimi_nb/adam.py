@@ -8,7 +8,7 @@ __all__ = ['debias_beta', 'update_moments_', 'add_adam_step_', 'adam_update', 'A
 # %% ../nbs/11_adam.ipynb #f978e8b3
 def debias_beta(beta: float, # β, the average's decay
                 step: int, # t, counting from 1
-               ) -> float:
+               ) -> float: # β̂_t
     "`β̂_t = β(1-β^(t-1))/(1-β^t)`: the decay that keeps a moving average bias-corrected"
     return (beta**step - beta) / (beta**step - 1)
 
@@ -82,10 +82,12 @@ class Adam(BaseOptimizer):
                  stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
                  compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
                  maximize: bool = False, # ascend the objective instead of descending it, as torch.optim's maximize
+                 state_precision: str | None = None, # "int8": moments stored block-wise in 8 bits (see Quantized storage)
+                 kahan_precision: str | None = None, # "int8": the Kahan compensation of bf16/fp16 weights as an int8 residual
                 ) -> None:
         super().__init__(params, lr, weight_decay, decouple_wd, decouple_lr, max_lr, kahan_sum, foreach, gradient_release,
                          stochastic_rounding=stochastic_rounding, compiled=compiled,
-                         maximize=maximize, betas=betas, eps=eps)
+                         maximize=maximize, state_precision=state_precision, kahan_precision=kahan_precision, betas=betas, eps=eps)
 
     def step_scalars(self, group: dict, step: int) -> dict:
         "The debiased betas for step `step`, and eps"

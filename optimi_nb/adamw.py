@@ -27,7 +27,9 @@ class AdamW(Adam):
                  stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
                  compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
                  maximize: bool = False, # ascend the objective instead of descending it, as torch.optim's maximize
+                 state_precision: str | None = None, # "int8": moments stored block-wise in 8 bits (see Quantized storage)
+                 kahan_precision: str | None = None, # "int8": the Kahan compensation of bf16/fp16 weights as an int8 residual
                 ) -> None:
         super().__init__(params, lr, betas, weight_decay, eps, decouple_wd=True, decouple_lr=decouple_lr, max_lr=max_lr,
                          kahan_sum=kahan_sum, foreach=foreach, gradient_release=gradient_release,
-                         stochastic_rounding=stochastic_rounding, compiled=compiled, maximize=maximize)
+                         stochastic_rounding=stochastic_rounding, compiled=compiled, maximize=maximize, state_precision=state_precision, kahan_precision=kahan_precision)

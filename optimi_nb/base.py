@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['check_range', 'check_option', 'update_core', 'update_core_on_copy', 'inductor_refuses', 'compiled_update_core',
-           'as_real', 'torch_optimizer_kind', 'fresh_transients', 'parameters_doc', 'BaseOptimizer']
+           'as_real', 'torch_optimizer_kind', 'chunks_of', 'fresh_transients', 'parameters_doc', 'BaseOptimizer']
 
 # %% ../nbs/00_base.ipynb #af462c87
 import functools, inspect, math, numbers, warnings
@@ -18,6 +18,8 @@ from torch.optim import Optimizer
 from .foreach import Tensors, foreach_by_default, mul_
 from .kahan import LOW_PRECISION, kahan_commit_, uses_kahan
 from .low_precision import stochastic_round_
+from .storage import (CHUNK_NUMEL, Quantized, Residual, convert_storage, decode_residuals, decode_state, encode_residuals_,
+                               encode_state_, local, new_state_buffer)
 from . import weight_decay
 from .weight_decay import warn_if_high_decay
 
@@ -52,19 +54,25 @@ def update_core(update: Callable, # the optimizer's update rule
                 group: dict, # the param group (its lr may be a 0-dim tensor in compiled code)
                 scalars: dict, # the step's scalars, from `step_scalars`
                 param: Tensors, grad: Tensors, # weights, and gradients (scratch space once used)
-                buffers: list, # the state buffers `update` takes
-                kahan_comp: Tensors | None, # the Kahan compensation, for compensated parameters
+                buffers: list, # the state buffers `update` takes: tensors, or `Quantized` ones (8-bit)
+                kahan_comp: Tensors | Residual | None, # the Kahan compensation of compensated parameters, or its int8 `Residual`
                 rounding_buffer: Tensors | None, # the fp32 update of a stochastically rounded parameter
                ) -> None:
-    "Weight decay, the optimizer's update and the Kahan commit: the part of a step that `compiled=True` compiles"
+    "Decode stored states, apply weight decay, the optimizer's update and the Kahan commit, encode the states: what `compiled=True` compiles"
     if group["maximize"]: mul_(grad, -1.0)  # ascend: the update sees -g, exactly
+    working = [decode_state(b, param) if isinstance(b, Quantized) else b for b in buffers]  # in the parameter's dtype
+    comp = kahan_comp
+    if isinstance(kahan_comp, Residual): comp = None if accumulate else decode_residuals(kahan_comp, param)
     target = None
     if not accumulate:
-        buffer = kahan_comp if kahan_comp is not None else rounding_buffer
+        buffer = comp if comp is not None else rounding_buffer
         if group["weight_decay"]: weight_decay_(group, param, grad, buffer)
         target = param if buffer is None else buffer
-    update(param, grad, *buffers, target=target, lr=group["lr"], **scalars)
-    if target is not None and kahan_comp is not None: kahan_commit_(param, kahan_comp, scratch=grad)
+    update(param, grad, *working, target=target, lr=group["lr"], **scalars)
+    if target is not None and comp is not None: kahan_commit_(param, comp, scratch=grad)
+    for stored, updated in zip(buffers, working):
+        if isinstance(stored, Quantized): encode_state_(stored, updated)
+    if isinstance(kahan_comp, Residual) and comp is not None: encode_residuals_(kahan_comp, comp, param)
 
 def update_core_on_copy(update, weight_decay_, accumulate, group, scalars, param, grad, *tensors) -> None:
     "`update_core` with a copy of the gradient as its scratch space: in compiled code the copy stays in registers"
@@ -95,6 +103,16 @@ def torch_optimizer_kind(group: dict, # a param group from a `torch.optim` state
     if {"betas", "amsgrad"} <= group.keys(): return "Adam"
     if {"betas", "decoupled_weight_decay"} <= group.keys() and "momentum_decay" not in group: return "RAdam"
     return None
+
+def chunks_of(members: list[tuple[Tensor, dict]], # a bucket's (parameter, state) pairs
+              max_numel: int, # the most elements a chunk holds (a larger tensor is a chunk of its own)
+             ) -> list[list[tuple[Tensor, dict]]]:
+    "A foreach bucket cut into consecutive chunks of at most `max_numel` elements"
+    chunks, numel = [[]], 0
+    for param, state in members:
+        if chunks[-1] and numel + param.numel() > max_numel: chunks.append([]); numel = 0
+        chunks[-1].append((param, state)); numel += param.numel()
+    return chunks
 
 def fresh_transients() -> dict:
     "Attributes tied to one optimizer object, made anew for it and for each copy: release hooks, generators, cached scalars, warnings given"
@@ -136,6 +154,8 @@ class BaseOptimizer(Optimizer):
                  stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
                  compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
                  maximize: bool = False, # ascend the objective instead of descending it
+                 state_precision: str | None = None, # "int8": moments stored block-wise in 8 bits (see Quantized storage); None: the parameter's dtype
+                 kahan_precision: str | None = None, # "int8": the Kahan compensation of bf16/fp16 weights as an int8 residual; None: the weights' dtype
                  **hyperparameters, # the optimizer's own hyperparameters, e.g. betas and eps
                 ) -> None:
         check_option("gradient_release", gradient_release)
@@ -147,7 +167,8 @@ class BaseOptimizer(Optimizer):
         self._constructing = True  # add_param_group leaves the high-decay warning to the end of __init__: one for all groups
         super().__init__(params, dict(lr=lr, weight_decay=weight_decay, decouple_wd=decouple_wd, decouple_lr=decouple_lr,
                                       max_lr=max_lr, kahan_sum=kahan_sum, foreach=foreach, stochastic_rounding=stochastic_rounding,
-                                      compiled=compiled, maximize=maximize, **hyperparameters))
+                                      compiled=compiled, maximize=maximize, state_precision=state_precision,
+                                      kahan_precision=kahan_precision, **hyperparameters))
         self._constructing = False
         warn_if_high_decay(self.param_groups)
 
@@ -185,6 +206,11 @@ class BaseOptimizer(Optimizer):
         if group["stochastic_rounding"] and group["kahan_sum"]:
             raise ValueError("stochastic_rounding=True and kahan_sum=True: choose one way to keep small bf16/fp16 updates")
         for name in ("kahan_sum", "foreach"): check_option(name, group[name], allow_none=True)
+        for name in ("state_precision", "kahan_precision"):
+            if group[name] not in (None, "int8"): raise ValueError(f"{name} must be None or 'int8', got {group[name]!r}")
+        if group["kahan_precision"] and (group["stochastic_rounding"] or group["kahan_sum"] is False):
+            raise ValueError(f"kahan_precision={group['kahan_precision']!r} stores a Kahan compensation, and this group has none "
+                             f"(stochastic_rounding={group['stochastic_rounding']!r}, kahan_sum={group['kahan_sum']!r})")
         if "betas" in group:
             betas = group["betas"]
             if not isinstance(betas, (tuple, list)) or len(betas) != self.num_betas:
@@ -204,6 +230,9 @@ class BaseOptimizer(Optimizer):
                                 f"parameter of shape {tuple(complex_param.shape)})")
         group = {**self.defaults, **param_group}
         if group["decouple_lr"] and group["max_lr"] is None: param_group["max_lr"] = group["lr"]
+        if group["kahan_precision"] and not any(p.dtype in LOW_PRECISION for p in params):
+            raise ValueError(f"kahan_precision={group['kahan_precision']!r} stores the Kahan compensation of bf16/fp16 weights, and "
+                             f"this param group's are {sorted({str(p.dtype) for p in params})}: set it to None for this group")
         self.validate({**group, **param_group})
         if not getattr(self, "_constructing", False): warn_if_high_decay([group])
         super().add_param_group(param_group)
@@ -227,10 +256,13 @@ class BaseOptimizer(Optimizer):
         "Work after the weights are updated and committed (Ranger's lookahead); nothing by default"
 
     def init_state(self, param: Tensor, group: dict) -> dict:
-        "A new parameter's state: a step count, zeroed buffers, and `kahan_comp` for a compensated bf16/fp16 parameter"
-        kahan = uses_kahan(param, group["kahan_sum"]) and not group["stochastic_rounding"]
-        names = self.buffer_names(group) + (("kahan_comp",) if kahan else ())
-        return {"step": 0} | {name: torch.zeros_like(param, memory_format=torch.preserve_format) for name in names}
+        "A new parameter's state: a step count, zeroed buffers (8-bit where `state_precision` says), and `kahan_comp` for a compensated bf16/fp16 parameter"
+        state = {"step": 0}
+        for name in self.buffer_names(group): state |= new_state_buffer(name, param, group["state_precision"])
+        if uses_kahan(param, group["kahan_sum"]) and not group["stochastic_rounding"]:
+            int8 = group["kahan_precision"] == "int8"
+            state["kahan_comp"] = torch.zeros_like(param, dtype=torch.int8 if int8 else param.dtype, memory_format=torch.preserve_format)
+        return state
 
     def state_dict(self) -> dict:
         "torch.optim's state dict, plus the optimizer's class name and the seed of stochastic rounding"
@@ -271,6 +303,8 @@ class BaseOptimizer(Optimizer):
             raise ValueError(f"the state dict was saved by {state_dict['optimizer']}, not by {name}")
         # hyperparameters the state dict lacks (torch.optim's, or keys newer than the checkpoint) come from this optimizer
         saved_groups = [{**{k: v for k, v in group.items() if k != "params"}, **saved} for saved, group in zip(saved_groups, groups)]
+        for saved, group in zip(saved_groups, groups):  # how states are stored is this optimizer's choice: a checkpoint converts to it
+            saved.update(state_precision=group["state_precision"], kahan_precision=group["kahan_precision"])
         state = {}
         for i, (saved, group) in enumerate(zip(saved_groups, groups)):
             for saved_id, param in zip(saved["params"], group["params"]):
@@ -278,6 +312,7 @@ class BaseOptimizer(Optimizer):
                 saved_state = state_dict["state"][saved_id]
                 if from_torch: saved_state = self.init_state(param, saved) | self.state_from_torch(saved_state, saved)
                 expected = self.init_state(param.detach().to("meta"), saved)
+                saved_state = convert_storage(saved_state, expected, param)
                 where = f"parameter {saved_id} (group {i}, shape {tuple(param.shape)})"
                 if set(saved_state) != set(expected):
                     raise ValueError(f"{where}: the state dict holds {sorted(saved_state)}, {name} expects {sorted(expected)}")
@@ -319,13 +354,24 @@ class BaseOptimizer(Optimizer):
         accumulate, kahan_comp, rounding_buffer = self._optimizer_accumulation, state.get("kahan_comp"), None
         if group["stochastic_rounding"] and not accumulate and param.dtype in LOW_PRECISION:
             rounding_buffer = torch.zeros_like(param, dtype=torch.float32)  # the update, gathered in fp32 (one tensor: see _step_group)
-        buffers = [state[name] for name in self.buffer_names(group)]
+        buffers = [Quantized(state[name], state[f"{name}_scale"]) if f"{name}_scale" in state else state[name]
+                   for name in self.buffer_names(group)]
+        if kahan_comp is not None and (kahan_comp[0] if isinstance(kahan_comp, list) else kahan_comp).dtype == torch.int8:
+            kahan_comp = Residual(kahan_comp)
+        if isinstance(kahan_comp, Residual) or any(isinstance(b, Quantized) for b in buffers):  # codes hold an FSDP2 shard's values
+            to_local = lambda x: [local(t) for t in x] if isinstance(x, list) else local(x)
+            param, grad = to_local(param), to_local(grad)
+            buffers = [b if isinstance(b, Quantized) else to_local(b) for b in buffers]
         core_args = (self.update, self.weight_decay_, accumulate, group, scalars, param, grad, buffers, kahan_comp, rounding_buffer)
         if group["compiled"] and not self._compile_failed: self._run_compiled(*core_args)
         else: update_core(*core_args)
         if accumulate: return
         if rounding_buffer is not None: self._round_stochastically(param, rounding_buffer, grad, step)
-        self.after_update_(group, param, state, step)
+        if isinstance(kahan_comp, Residual) and type(self).after_update_ is not BaseOptimizer.after_update_:
+            comp = decode_residuals(kahan_comp, param)  # work after the update (Ranger's lookahead) sees the compensation itself
+            self.after_update_(group, param, state | {"kahan_comp": comp}, step)
+            encode_residuals_(kahan_comp, comp, param)
+        else: self.after_update_(group, param, state, step)
 
     def _run_compiled(self, update, weight_decay_, accumulate, group, scalars, param, *tensors) -> None:
         "`update_core` through torch.compile, with lr and the step's scalars as 0-dim tensors; eager, with one warning, if compiling fails"
@@ -381,12 +427,15 @@ class BaseOptimizer(Optimizer):
         if not foreach or group["stochastic_rounding"]:  # stochastic rounding's fp32 temporary: one tensor at a time
             for p, state, step in zip(params, states, steps): self._apply(group, p, p.grad, state, step, scalars[step])
             return
-        buckets = defaultdict(list)
-        for p, state, step in zip(params, states, steps): buckets[p.device, p.dtype, step].append((p, state))
-        for (_, _, step), members in buckets.items():
-            bucket, bucket_states = [p for p, _ in members], [s for _, s in members]
-            lists = {name: [s[name] for s in bucket_states] for name in bucket_states[0] if name != "step"}
-            self._apply(group, bucket, [p.grad for p in bucket], lists, step, scalars[step])
+        buckets = defaultdict(list)  # by device, dtype, step, and how the states are stored (small tensors' stay unquantized)
+        for p, state, step in zip(params, states, steps): buckets[p.device, p.dtype, step, tuple(state)].append((p, state))
+        for (_, _, step, names), members in buckets.items():
+            comp = members[0][1].get("kahan_comp")
+            quantized = any(name.endswith("_scale") for name in names) or (comp is not None and comp.dtype == torch.int8)
+            for chunk in (chunks_of(members, CHUNK_NUMEL) if quantized else [members]):  # bounds the decoded copies
+                bucket, bucket_states = [p for p, _ in chunk], [s for _, s in chunk]
+                lists = {name: [s[name] for s in bucket_states] for name in names if name != "step"}
+                self._apply(group, bucket, [p.grad for p in bucket], lists, step, scalars[step])
 
     def _group_of(self, param: Tensor) -> dict:
         "The param group that holds `param`"

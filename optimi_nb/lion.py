@@ -47,9 +47,11 @@ class Lion(BaseOptimizer):
                  stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
                  compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
                  maximize: bool = False, # ascend the objective instead of descending it, as torch.optim's maximize
+                 state_precision: str | None = None, # "int8": moments stored block-wise in 8 bits (see Quantized storage)
+                 kahan_precision: str | None = None, # "int8": the Kahan compensation of bf16/fp16 weights as an int8 residual
                 ) -> None:
         super().__init__(params, lr, weight_decay, True, decouple_lr, max_lr, kahan_sum, foreach, gradient_release,
-                         stochastic_rounding=stochastic_rounding, compiled=compiled, maximize=maximize, betas=betas)
+                         stochastic_rounding=stochastic_rounding, compiled=compiled, maximize=maximize, state_precision=state_precision, kahan_precision=kahan_precision, betas=betas)
 
     def step_scalars(self, group: dict, step: int) -> dict:
         "The betas, as they are: Lion has no bias correction"

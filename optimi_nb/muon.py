@@ -24,7 +24,7 @@ MAX_BATCH_ELEMENTS = 2**25  # foreach batches at most this many matrix elements 
 def newton_schulz(x: Tensor, # a batch of matrices, shape (n, A, B)
                   coefficients: tuple[tuple[float, float, float], ...], # (a, b, c) of each iteration, in order
                   eps: float, # floor of the Frobenius norm, for an all-zero matrix
-                 ) -> Tensor:
+                 ) -> Tensor: # the orthogonalized batch, bf16, shaped like `x`
     "U·S'·Vᵀ with every S' near 1, for each x = U·S·Vᵀ: quintic Newton–Schulz iterations in bf16 after Frobenius normalisation"
     x = x.bfloat16()
     tall = x.size(-2) > x.size(-1)
@@ -38,7 +38,7 @@ def newton_schulz(x: Tensor, # a batch of matrices, shape (n, A, B)
 # %% ../nbs/18_muon.ipynb #15460378
 def lr_ratio(shape: torch.Size, # the parameter's shape; dimensions after the first are flattened
              adjust_lr_fn: str | None, # None or "original": √max(1, A/B); "match_rms_adamw": 0.2·√max(A, B)
-            ) -> float:
+            ) -> float: # the factor on γ
     "The factor on Muon's lr for a matrix of A rows and B columns"
     rows, cols = shape[0], math.prod(shape[1:])
     if adjust_lr_fn == "match_rms_adamw": return 0.2 * math.sqrt(max(rows, cols))
@@ -102,12 +102,25 @@ def muon_update(param: Tensors, # weights (matrices, or tensors whose trailing d
     add_orthogonalized_(target, grad if nesterov else momentum_buffer, lr, ns_coefficients, eps, adjust_lr_fn)
 
 # %% ../nbs/18_muon.ipynb #1f3bb410
-def muon_or_adamw_update(param: Tensors, grad: Tensors, *buffers: Tensors,
+def muon_or_adamw_update(param: Tensors, # weights
+                         grad: Tensors, # gradients; scratch space of the rule's update
+                         *buffers: Tensors, # the rule's state: Muon's `momentum_buffer`, or AdamW's `exp_avg` and `exp_avg_sq`
+                         target: Tensors | None, # where the update is added: `param`, its Kahan buffer, or None to update the state only
+                         lr: float, # γ
                          rule: str, # "muon" or "adamw", from the param group's `use_muon`
-                         **kwargs, # `target`, `lr` and the rule's scalars
+                         eps: float, # Muon's floor of the Frobenius norm, or AdamW's ε
+                         momentum: float | None = None, # Muon's μ
+                         nesterov: bool | None = None, # Muon: orthogonalize the Nesterov look-ahead (1-μ)g + μB instead of B
+                         ns_coefficients: tuple[tuple[float, float, float], ...] | None = None, # Muon's Newton–Schulz (a, b, c) per iteration
+                         adjust_lr_fn: str | None = None, # Muon's lr adjustment to the matrix's shape
+                         beta1: float | None = None, # AdamW's β̂1 for this step
+                         beta2: float | None = None, # AdamW's β̂2 for this step
                         ) -> None:
-    "Muon's update for a Muon group, AdamW's (Adam's update; the base applies the decoupled decay) for the others"
-    (muon_update if rule == "muon" else adam_update)(param, grad, *buffers, **kwargs)
+    "`muon_update` for a Muon group, `adam_update` for an AdamW group (the base optimizer applies the decoupled decay)"
+    if rule == "muon":
+        return muon_update(param, grad, *buffers, target=target, lr=lr, momentum=momentum, nesterov=nesterov,
+                           ns_coefficients=ns_coefficients, eps=eps, adjust_lr_fn=adjust_lr_fn)
+    adam_update(param, grad, *buffers, target=target, lr=lr, beta1=beta1, beta2=beta2, eps=eps)
 
 # %% ../nbs/18_muon.ipynb #d01a25bc
 class Muon(BaseOptimizer):
@@ -133,12 +146,14 @@ class Muon(BaseOptimizer):
                  foreach: bool | None = None, # update with foreach ops and batched matmuls; None: on accelerators, not on CPU
                  gradient_release: bool = False, # step parameters during backward
                  maximize: bool = False, # maximize the objective instead of minimizing it
+                 state_precision: str | None = None, # "int8": moments stored block-wise in 8 bits (see Quantized storage)
+                 kahan_precision: str | None = None, # "int8": the Kahan compensation of bf16/fp16 weights as an int8 residual
                  adamw_betas: tuple[float, float] = (0.9, 0.99), # AdamW's betas in groups with `use_muon=False`
                  adamw_eps: float = 1e-6, # AdamW's eps in groups with `use_muon=False`
                 ) -> None:
         self.adamw_defaults = dict(betas=adamw_betas, eps=adamw_eps)
         super().__init__(params, lr, weight_decay, True, decouple_lr, max_lr, kahan_sum, foreach, gradient_release,
-                         stochastic_rounding, compiled, maximize=maximize, momentum=momentum, nesterov=nesterov,
+                         stochastic_rounding, compiled, maximize=maximize, state_precision=state_precision, kahan_precision=kahan_precision, momentum=momentum, nesterov=nesterov,
                          ns_coefficients=ns_coefficients, eps=eps, ns_steps=ns_steps, adjust_lr_fn=adjust_lr_fn, use_muon=True)
 
     def add_param_group(self, param_group: dict) -> None:
@@ -207,17 +222,25 @@ class Muon(BaseOptimizer):
 def muon_param_groups(model: nn.Module, # the model whose trainable parameters to split
                       adamw_lr: float | None = None, # lr of the AdamW groups; None: the optimizer's (right with "match_rms_adamw")
                       adamw_weight_decay: float | None = None, # λ of embeddings and output heads; None: the optimizer's
-                      adamw_layers: Iterable[str] = ("embed", "embedding", "embeddings", "lm_head", "head", "output", "wte", "wpe"), # name parts that send a matrix to AdamW
+                      head: str | Iterable[str] | None = None, # the output layer(s) for AdamW, by module (or parameter) name; None: the last nn.Linear registered
                       adamw_modules: tuple[type, ...] = (nn.Embedding,), # module types whose weights go to AdamW
-                     ) -> list[dict]:
-    "Named param groups: hidden matrices for Muon; embeddings, output heads (AdamW) and 1-D parameters (AdamW without decay)"
+                     ) -> list[dict]: # the Muon group, AdamW's with decay and AdamW's without, as (name, parameter) pairs; empty groups left out
+    "Named param groups: hidden matrices for Muon; embeddings and the output head for AdamW; 1-D parameters for AdamW without decay"
+    modules, params = dict(model.named_modules()), dict(model.named_parameters())
+    if head is None: heads = [name for name, m in modules.items() if isinstance(m, nn.Linear)][-1:]  # the output layer, by the usual layout
+    else:
+        heads = [head] if isinstance(head, str) else list(head)
+        for name in heads:
+            if name not in modules and name not in params:
+                linear = [n for n, m in modules.items() if isinstance(m, nn.Linear)]
+                raise ValueError(f"head: the model has no module or parameter named {name!r} (its nn.Linear modules: {linear})")
     to_adamw = {id(p) for m in model.modules() if isinstance(m, adamw_modules) for p in m.parameters(recurse=False)}
-    layers = set(adamw_layers)
+    to_adamw |= {id(p) for name in heads for p in (modules[name].parameters() if name in modules else [params[name]])}
     muon, adamw, no_decay = [], [], []
-    for name, p in model.named_parameters():
+    for name, p in params.items():
         if not p.requires_grad: continue
         if p.ndim < 2: no_decay.append((name, p))
-        elif id(p) in to_adamw or layers & set(name.split(".")[:-1]): adamw.append((name, p))
+        elif id(p) in to_adamw: adamw.append((name, p))
         else: muon.append((name, p))
     lr = {} if adamw_lr is None else {"lr": adamw_lr}
     decay = {} if adamw_weight_decay is None else {"weight_decay": adamw_weight_decay}

@@ -51,9 +51,11 @@ class Ranger(RAdam):
                  stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
                  compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
                  maximize: bool = False, # ascend the objective instead of descending it, as torch.optim's maximize
+                 state_precision: str | None = None, # "int8": moments stored block-wise in 8 bits (see Quantized storage)
+                 kahan_precision: str | None = None, # "int8": the Kahan compensation of bf16/fp16 weights as an int8 residual
                 ) -> None:
         BaseOptimizer.__init__(self, params, lr, weight_decay, decouple_wd, decouple_lr, max_lr, kahan_sum, foreach,
-                               gradient_release, stochastic_rounding, compiled, maximize, betas=betas, eps=eps, k=k, alpha=alpha)
+                               gradient_release, stochastic_rounding, compiled, maximize, state_precision, kahan_precision, betas=betas, eps=eps, k=k, alpha=alpha)
 
     def validate(self, group: dict) -> None:
         "Check RAdam's hyperparameters, then k (an integer ≥ 1) and alpha (in [0, 1])"

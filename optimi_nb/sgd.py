@@ -55,10 +55,12 @@ class SGD(BaseOptimizer):
                  compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
                  nesterov: bool = False, # Nesterov momentum: step along g + β·m instead of m (needs momentum, no dampening)
                  maximize: bool = False, # ascend the objective instead of descending it, as torch.optim's maximize
+                 state_precision: str | None = None, # "int8": moments stored block-wise in 8 bits (see Quantized storage)
+                 kahan_precision: str | None = None, # "int8": the Kahan compensation of bf16/fp16 weights as an int8 residual
                 ) -> None:
         super().__init__(params, lr, weight_decay, decouple_wd, decouple_lr, max_lr, kahan_sum, foreach, gradient_release,
                          stochastic_rounding=stochastic_rounding, compiled=compiled,
-                         maximize=maximize, momentum=momentum, dampening=dampening, torch_init=torch_init, nesterov=nesterov)
+                         maximize=maximize, state_precision=state_precision, kahan_precision=kahan_precision, momentum=momentum, dampening=dampening, torch_init=torch_init, nesterov=nesterov)
 
     def validate(self, group: dict) -> None:
         "Check the shared hyperparameters, then momentum, dampening, torch_init and nesterov"

@@ -6,7 +6,7 @@
 __all__ = ['schedulefree_step_', 'sgd_schedulefree_update', 'sqrt_of', 'adamw_schedulefree_update', 'warmup_factor',
            'advance_average_', 'average_weight', 'ScheduleFree', 'SGDScheduleFree', 'AdamWScheduleFree']
 
-# %% ../nbs/19_schedulefree.ipynb #26769931
+# %% ../nbs/19_schedulefree.ipynb #02041455
 from typing import Iterable
 import torch
 from torch import Tensor
@@ -14,8 +14,9 @@ from .adam import debias_beta
 from .base import BaseOptimizer, check_option, check_range
 from .foreach import Tensors, add_, addcmul_, div_, mul_
 from .kahan import kahan_commit_
+from .storage import decode_residual, encode_residual, local
 
-# %% ../nbs/19_schedulefree.ipynb #3c74c7d3
+# %% ../nbs/19_schedulefree.ipynb #128f7bd4
 def schedulefree_step_(target: Tensors, # where y's change is added: `param`, its Kahan buffer, or the rounding buffer
                        grad: Tensors, # the step direction ĝ: the gradient, Adam-normalised for AdamW, with weight decay
                        z_minus_y: Tensors, # d = z - y, updated in place
@@ -29,7 +30,7 @@ def schedulefree_step_(target: Tensors, # where y's change is added: `param`, it
     add_(z_minus_y, grad, alpha=-lr * beta)
     mul_(z_minus_y, 1 - average_weight)
 
-# %% ../nbs/19_schedulefree.ipynb #ce115200
+# %% ../nbs/19_schedulefree.ipynb #bc7c9e7e
 def sgd_schedulefree_update(param: Tensors, # weights: y in train mode
                             grad: Tensors, # gradients at y, with L2 weight decay already added
                             z_minus_y: Tensors, # d = z - y
@@ -43,7 +44,7 @@ def sgd_schedulefree_update(param: Tensors, # weights: y in train mode
     "Schedule-Free SGD: the step along the gradient"
     schedulefree_step_(target, grad, z_minus_y, lr * warmup, momentum, average_weight)
 
-# %% ../nbs/19_schedulefree.ipynb #a76da482
+# %% ../nbs/19_schedulefree.ipynb #1ec531fc
 def sqrt_of(x: Tensors) -> Tensors:
     "√x in new tensors: `torch.sqrt` on a tensor, `torch._foreach_sqrt` on a list"
     return list(torch._foreach_sqrt(x)) if isinstance(x, list) else torch.sqrt(x)
@@ -71,7 +72,7 @@ def adamw_schedulefree_update(param: Tensors, # weights: y in train mode
     if weight_decay is not None: add_(grad, param, alpha=weight_decay)
     schedulefree_step_(target, grad, z_minus_y, lr * warmup, beta1, average_weight)
 
-# %% ../nbs/19_schedulefree.ipynb #ad42de22
+# %% ../nbs/19_schedulefree.ipynb #d749d2e6
 def warmup_factor(step: int, # t, counting from 1
                   warmup_steps: int, # T_w; 0 for no warmup
                  ) -> float:
@@ -93,14 +94,15 @@ def average_weight(group: dict, # a param group, advanced to its current step
     t, total = group["averaging_step"], group["weight_sum"]
     return t ** group["r"] * group["lr_max"] ** group["weight_lr_power"] / total if total > 0 else 0.0
 
-# %% ../nbs/19_schedulefree.ipynb #40e90f65
+# %% ../nbs/19_schedulefree.ipynb #009521e9
 class ScheduleFree(BaseOptimizer):
     "What SGDScheduleFree and AdamWScheduleFree share: the averaging weight, train and eval modes, and their checks"
     def __init__(self, params, lr, weight_decay, decouple_wd, kahan_sum, foreach, gradient_release, stochastic_rounding,
-                 compiled, maximize, warmup_steps, r, weight_lr_power, **hyperparameters) -> None:
+                 compiled, maximize, state_precision, kahan_precision, warmup_steps, r, weight_lr_power, **hyperparameters) -> None:
         self._train_mode = True
         super().__init__(params, lr, weight_decay, decouple_wd, False, None, kahan_sum, foreach, gradient_release,
                          stochastic_rounding=stochastic_rounding, compiled=compiled, maximize=maximize,
+                         state_precision=state_precision, kahan_precision=kahan_precision,
                          warmup_steps=warmup_steps, r=r, weight_lr_power=weight_lr_power,
                          averaging_step=0, lr_max=0.0, weight_sum=0.0, **hyperparameters)
 
@@ -141,10 +143,13 @@ class ScheduleFree(BaseOptimizer):
             for param in group["params"]:
                 state = self.state.get(param)
                 if not state: continue
-                if "kahan_comp" in state:
-                    add_(state["kahan_comp"], state["z_minus_y"], alpha=sign * (1 - beta) / beta)
-                    kahan_commit_(param, state["kahan_comp"], scratch=torch.empty_like(param))
-                else: param.add_(state["z_minus_y"], alpha=sign * (1 - beta) / beta)
+                shift, comp = sign * (1 - beta) / beta, state.get("kahan_comp")
+                if comp is None: param.add_(state["z_minus_y"], alpha=shift); continue
+                weights, int8 = local(param), comp.dtype == torch.int8  # an int8 residual holds the local shard's compensation
+                working = decode_residual(comp, weights) if int8 else comp
+                add_(working, local(state["z_minus_y"]), alpha=shift)
+                kahan_commit_(weights, working, scratch=torch.empty_like(weights))
+                if int8: comp.copy_(encode_residual(working, weights))
 
     @torch.no_grad()
     def step(self,
@@ -185,7 +190,7 @@ class ScheduleFree(BaseOptimizer):
         if value: raise ValueError(f"{type(self).__name__} has no gradient average to fold micro-batch gradients into: each gradient "
                                    "moves z and y at once. Use gradient accumulation (keep the gradients and step once) instead")
 
-# %% ../nbs/19_schedulefree.ipynb #c234197e
+# %% ../nbs/19_schedulefree.ipynb #fb969166
 class SGDScheduleFree(ScheduleFree):
     "Schedule-Free SGD: no learning-rate schedule, a warmup, and evaluation at the average (call `train()`/`eval()`)"
     state_names = ("z_minus_y",)
@@ -205,9 +210,10 @@ class SGDScheduleFree(ScheduleFree):
                  stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
                  compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
                  maximize: bool = False, # ascend the objective instead of descending it, as torch.optim's maximize
+                 kahan_precision: str | None = None, # "int8": the Kahan compensation of bf16/fp16 weights as an int8 residual
                 ) -> None:
         super().__init__(params, lr, weight_decay, False, kahan_sum, foreach, gradient_release, stochastic_rounding, compiled,
-                         maximize, warmup_steps, r, weight_lr_power, momentum=momentum)
+                         maximize, None, kahan_precision, warmup_steps, r, weight_lr_power, momentum=momentum)
 
     def beta(self, group: dict) -> float: return group["momentum"]
 
@@ -221,7 +227,7 @@ class SGDScheduleFree(ScheduleFree):
         return dict(warmup=warmup_factor(group["averaging_step"], group["warmup_steps"]), momentum=group["momentum"],
                     average_weight=average_weight(group))
 
-# %% ../nbs/19_schedulefree.ipynb #df6ee31c
+# %% ../nbs/19_schedulefree.ipynb #941c4e65
 class AdamWScheduleFree(ScheduleFree):
     "Schedule-Free AdamW: no learning-rate schedule, a warmup, and evaluation at the average (call `train()`/`eval()`)"
     state_names = ("exp_avg_sq", "z_minus_y")
@@ -242,9 +248,11 @@ class AdamWScheduleFree(ScheduleFree):
                  stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
                  compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
                  maximize: bool = False, # ascend the objective instead of descending it, as torch.optim's maximize
+                 state_precision: str | None = None, # "int8": v̂ stored block-wise in 8 bits (see Quantized storage); z - y stays in the weights' dtype
+                 kahan_precision: str | None = None, # "int8": the Kahan compensation of bf16/fp16 weights as an int8 residual
                 ) -> None:
         super().__init__(params, lr, weight_decay, True, kahan_sum, foreach, gradient_release, stochastic_rounding, compiled,
-                         maximize, warmup_steps, r, weight_lr_power, betas=betas, eps=eps)
+                         maximize, state_precision, kahan_precision, warmup_steps, r, weight_lr_power, betas=betas, eps=eps)
 
     def beta(self, group: dict) -> float: return group["betas"][0]
 

@@ -2,11 +2,13 @@
 
 nbdev turns the notebooks into a Quarto project in _proc/ (front matter, show_doc API docs, hidden cells), smalldocs
 renders that project in pure Python, and KaTeX from npm is served from the site itself. Building needs PyPI and npm
-only; viewing needs no network at all, and works from disk (file://), search included. With Quarto installed,
-`nbdev_docs` builds the same notebooks the usual way, with the same page names, sidebar and page navigation.
+only (tools/docs.sh installs npm with apt-get where it is missing); viewing needs no network at all, and works from
+disk (file://), search included. With Quarto installed, `nbdev_docs` builds the same notebooks the usual way, with the
+same page names, sidebar and page navigation.
 
 Usage: python3 tools/build_site.py [--no-readme]"""
-import argparse, ast, copy, json, re, shutil, subprocess, textwrap
+import argparse, ast, collections.abc, copy, importlib, inspect, json, re, shutil, subprocess, textwrap, types, typing
+from html import unescape as html_unescape
 from pathlib import Path
 import nbdev.doclinks, nbdev.processors
 from nbdev.config import get_config
@@ -136,7 +138,46 @@ def _cell(text: str) -> str:
     return text.strip().replace("|", "\\|")
 
 
-def signature_table(block: str) -> tuple[str, str] | None:
+def type_text(anno) -> str:
+    """An annotation as a reader writes it: `Union[Tensor, list[Tensor]]` (what the `Tensors` alias stands for) as
+    `Tensor | list[Tensor]`, `Optional[float]` as `float | None`, `torch.Tensor` as `Tensor`"""
+    if anno is inspect.Parameter.empty: return ""
+    if anno is None or anno is type(None): return "None"
+    if anno is Ellipsis: return "..."
+    if isinstance(anno, str): return anno
+    origin, args = typing.get_origin(anno), typing.get_args(anno)
+    if origin in (typing.Union, types.UnionType): return " | ".join(type_text(a) for a in args)
+    if origin is typing.Literal: return f"Literal[{', '.join(map(repr, args))}]"
+    if origin is collections.abc.Callable and args and isinstance(args[0], list):
+        return f"Callable[[{', '.join(map(type_text, args[0]))}], {type_text(args[1])}]"
+    if origin is not None:
+        name = getattr(anno, "_name", None) or getattr(origin, "__name__", None) or repr(origin)
+        return f"{name}[{', '.join(map(type_text, args))}]" if args else name
+    if isinstance(anno, type): return anno.__name__
+    return re.sub(r"\b(typing|torch|collections\.abc)\.", "", repr(anno))
+
+
+def default_text(value) -> str:
+    "A default as code: a class by its name (`Embedding`, not `<class 'torch.nn.modules.sparse.Embedding'>`)"
+    if isinstance(value, type): return value.__name__
+    if isinstance(value, tuple): return "(" + ", ".join(map(default_text, value)) + ("," if len(value) == 1 else "") + ")"
+    return repr(value)
+
+
+def live_signature(text: str) -> inspect.Signature | None:
+    """The signature of the object a show_doc output documents, from its source link (`.../optimi_nb/adam.py#L33`, the
+    module) and its heading (`### Adam.step`, the name); None when it cannot be imported or has none"""
+    src = re.search(r"\[source\]\([^)]*/blob/[^/]+/([\w/]+)\.py#L\d+\)", text)
+    head = re.search(r"^#{2,4} ([\w.]+)\s*$", text, re.M)
+    if not (src and head): return None
+    try:
+        obj = importlib.import_module(src[1].replace("/", "."))
+        for part in head[1].split("."): obj = getattr(obj, part)
+        return inspect.signature(obj)
+    except Exception: return None
+
+
+def signature_table(block: str, live: inspect.Signature | None = None) -> tuple[str, str] | None:
     """Turn show_doc's signature (a `def name(\\n    param:type=default, # docment\\n)->ret: # docment` code block) into a
     short signature and a table of name, type, default and details, as nbdev's older show_doc did; None if it is not one.
     Returns (signature code block, table or "")"""
@@ -163,6 +204,15 @@ def signature_table(block: str) -> tuple[str, str] | None:
             params.append([name.strip(), anno[0] if anno else "", default[0] if default else "", ""])
         if comment: params[-1][3] = comment[0].strip()
     ret, ret_doc = (tail[1] if tail[1] != "None" else None), tail[2]  # `-> None` says nothing a reader needs
+    if params and params[-1][0].startswith("**") and not params[-1][3] and ret_doc and not ret:
+        # docments gives the comment of a last `**kwargs,` line (before `) -> None:`) to the return value
+        params[-1][3], ret_doc = ret_doc, None
+    if live is not None:  # the types as written, where show_doc names only the outer class (`Union`, `Optional`)
+        for p in params:
+            lp = live.parameters.get(p[0].lstrip("*"))
+            if lp is not None and lp.annotation is not inspect.Parameter.empty: p[1] = type_text(lp.annotation)
+            if lp is not None and lp.default is not lp.empty and isinstance(lp.default, (type, tuple)): p[2] = default_text(lp.default)
+        if ret: ret = type_text(live.return_annotation) or ret
     shown = [p[0] + (f"={p[2]}" if p[2] else "") for p in params]
     sig = f"{head[2]}({', '.join(shown)})" + (f" -> {ret}" if ret else "")
     if len(sig) > 80:
@@ -190,7 +240,7 @@ def tabulate_signatures(proc: Path) -> int:
                 text = "".join(md) if isinstance(md, list) else md
                 block = re.search(r"```python\n(.*?)```\n?", text, re.S)
                 if not (text.startswith("---") and block): continue  # not nbdev's show_doc output
-                parts = signature_table(block[1])
+                parts = signature_table(block[1], live_signature(text))
                 if parts is None: continue
                 n += 1
                 text = text[:block.start()] + parts[0] + text[block.end():]
@@ -201,9 +251,58 @@ def tabulate_signatures(proc: Path) -> int:
 
 # ---------------------------------------------------------------- render, then make the site work offline
 
+TEX_SYMBOLS = {
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε", "zeta": "ζ", "eta": "η",
+    "theta": "θ", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν", "xi": "ξ", "pi": "π", "rho": "ρ", "sigma": "σ",
+    "tau": "τ", "phi": "φ", "varphi": "φ", "chi": "χ", "psi": "ψ", "omega": "ω", "Gamma": "Γ", "Delta": "Δ",
+    "Theta": "Θ", "Lambda": "Λ", "Sigma": "Σ", "Phi": "Φ", "Omega": "Ω", "nabla": "∇", "partial": "∂", "sum": "Σ",
+    "prod": "Π", "infty": "∞", "top": "ᵀ", "leftarrow": "←", "gets": "←", "rightarrow": "→", "to": "→", "mapsto": "↦",
+    "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "ne": "≠", "neq": "≠", "approx": "≈", "sim": "∼", "in": "∈",
+    "cdot": "·", "times": "×", "odot": "⊙", "pm": "±", "ldots": "…", "cdots": "⋯", "dots": "…", "lVert": "‖",
+    "rVert": "‖", "Vert": "‖", "vert": "|", "lvert": "|", "rvert": "|", "propto": "∝", "circ": "∘", "sqrt": "√",
+    "langle": "⟨", "rangle": "⟩", "lfloor": "⌊", "rfloor": "⌋", "lceil": "⌈", "rceil": "⌉", "quad": " ", "qquad": " ",
+}
+TEX_ACCENTS = {"hat": "\u0302", "widehat": "\u0302", "bar": "\u0304", "overline": "\u0304", "tilde": "\u0303", "vec": "\u20d7", "dot": "\u0307"}
+SUPERSCRIPT = str.maketrans("0123456789+-=()nit", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿⁱᵗ")
+SUBSCRIPT = str.maketrans("0123456789+-=()aeijnortx", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑᵢⱼₙₒᵣₜₓ")
+
+
+def tex_to_text(tex: str) -> str:
+    r"""Inline maths as plain text for the search index and its snippets: `\hat m_t = \frac{m_t}{1-\beta_1^t}` becomes
+    `m̂ₜ = mₜ/(1-β₁ᵗ)`"""
+    group = r"(\{(?:[^{}]|\{[^{}]*\})*\}|\\[a-zA-Z]+|[^\s{}\\])"  # a {group} (one level of nesting), a command or one character
+    inner = lambda g: g[1:-1] if g.startswith("{") else g
+    wrap = lambda s: s if re.fullmatch(r"\\?\w+", s) else f"({s})"
+    s = tex
+    for _ in range(3):  # nested fractions and roots, from the inside out
+        s = re.sub(r"\\[td]?frac\s*" + group + r"\s*" + group, lambda m: f"{wrap(inner(m[1]))}/{wrap(inner(m[2]))}", s)
+        s = re.sub(r"\\sqrt\s*" + group, lambda m: "√" + wrap(inner(m[1])), s)
+        s = re.sub(r"\\(?:text|mathrm|mathbf|mathit|mathsf|mathtt|operatorname|textrm|boldsymbol)\s*" + group, lambda m: inner(m[1]), s)
+        s = re.sub(r"\\(" + "|".join(TEX_ACCENTS) + r")\s*" + group, lambda m: inner(m[2]) + TEX_ACCENTS[m[1]], s)
+    s = re.sub(r"\\(left|right|big|Big|bigg|Bigg)\b\s*\\?", "", s)
+    s = re.sub(r"\\([a-zA-Z]+)", lambda m: TEX_SYMBOLS.get(m[1], m[1]), s)
+    s = re.sub(r"\\[,;:! ]", " ", s).replace("\\\\", " ").replace("\\{", "{").replace("\\}", "}").replace("\\%", "%")
+    def script(m, table, mark):
+        body = inner(m[1])
+        mapped = body.translate(table)
+        return mapped if all(c != o or c in " " for c, o in zip(mapped, body)) and " " not in body else f"{mark}({body})" if len(body) > 1 else mark + body
+    s = re.sub(r"\^" + group, lambda m: script(m, SUPERSCRIPT, "^"), s)
+    s = re.sub(r"_" + group, lambda m: script(m, SUBSCRIPT, "_"), s)
+    return re.sub(r"\s+", " ", s.replace("{", "").replace("}", "")).strip()
+
+
 def render(proc: Path, site: Path) -> None:
-    "Render the Quarto project in `proc` with smalldocs and move the result to `site`"
-    subprocess.run(["smalldocs", "render", "--quiet", str(proc)], check=True)
+    """Render the Quarto project in `proc` with smalldocs and move the result to `site`; in this process, so that the
+    search index gets inline maths as plain text (`β₁ᵗ`, not `\beta_1^t`)"""
+    import smalldocs.cli, smalldocs.markdown
+    plain = smalldocs.markdown.plain
+    def plain_maths(tokens):
+        "smalldocs' plain text of an inline run, with its maths as text"
+        return "".join(tex_to_text(t.content) if t.type == "math_inline" else plain([t]) for t in tokens or [])
+    smalldocs.markdown.plain = plain_maths
+    try: code = smalldocs.cli.main(["render", "--quiet", str(proc)])
+    finally: smalldocs.markdown.plain = plain
+    if code: raise SystemExit(f"smalldocs render failed ({code})")
     shutil.rmtree(site, ignore_errors=True)
     shutil.move(proc / site.name, site)
 
@@ -212,6 +311,7 @@ def vendor_katex(site: Path, build: Path) -> None:
     "Install KaTeX with npm into `build` (once) and copy its stylesheet, scripts and fonts into the site"
     dist = build / "node_modules" / "katex" / "dist"
     if not (dist / "katex.min.js").exists():
+        if not shutil.which("npm"): raise SystemExit("build_site: KaTeX comes from npm, which is not installed: run `bash tools/docs.sh` (it installs npm with apt-get) or `apt-get install npm`")
         subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(build), f"katex@{KATEX_VERSION}"], check=True)
     target = site / "site_libs" / "katex"
     for name in ("katex.min.css", "katex.min.js", "contrib/auto-render.min.js", "fonts"):
@@ -230,14 +330,89 @@ SEARCH_SCRIPT = """      // the index ships as a script: a page opened from disk
       index = window.smalldocsSearchIndex || [];"""
 
 
+SEARCH_HITS = """      const hits = fuse ? fuse.search(q, { limit }).map((h) => h.item)
+        : index.filter((e) => (e.title + " " + e.section + " " + e.text).toLowerCase().includes(q.toLowerCase())).slice(0, limit);"""
+SEARCH_RANKED = """      // every word found, ranked (search.js); fuzzy matching only when no entry has every word (a typo)
+      let hits = window.smalldocsRank ? window.smalldocsRank(index, q, limit) : [];
+      if (!hits.length) hits = fuse ? fuse.search(q, { limit }).map((h) => h.item)
+        : index.filter((e) => (e.title + " " + e.section + " " + e.text).toLowerCase().includes(q.toLowerCase())).slice(0, limit);"""
+# Fuse's fuzzy score ranks the hundred sections that mention "bf16" alike, in page order, and matches "sgd momentum" as
+# one string. This ranks a section by where each word is found (its heading, then how often its text has it), plus the
+# page's own weight for the word (in its title, in its description, how often the page uses it), and needs every word;
+# a page's second, third... results count for less, so that the first results come from several pages
+SEARCH_RANK = r"""window.smalldocsRank = (index, q, limit) => {
+  const words = q.toLowerCase().split(/[\s,;:()]+/).filter((w) => w);
+  const esc = (w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const tests = words.map((w) => ({ w, exact: new RegExp("(^|\\W)" + esc(w) + "($|\\W)"), prefix: new RegExp("(^|\\W)" + esc(w)),
+    count: (s) => (s.match(new RegExp("(^|\\W)" + esc(w) + "(?=$|\\W)", "g")) || []).length,
+    starts: (s) => (s.match(new RegExp("(^|\\W)" + esc(w), "g")) || []).length }));
+  // a page's own weight for each word: in its title, in its description, and how often its sections use the word
+  const pages = {};
+  index.forEach((e) => {
+    const key = e.href.split("#")[0], p = pages[key] || (pages[key] = { head: (e.title + " ").toLowerCase(), about: (e.page || "").toLowerCase(), uses: tests.map(() => 0) });
+    tests.forEach((t, k) => { p.uses[k] += t.count(e.text.toLowerCase()) + t.count(e.section.toLowerCase()); });
+  });
+  const scored = [];
+  index.forEach((e, i) => {
+    const text = e.text.toLowerCase(), section = e.section.toLowerCase(), page = pages[e.href.split("#")[0]];
+    let total = 0;
+    tests.forEach((t, k) => {
+      if (total < 0) return;
+      let s = t.exact.test(section) ? 6 : t.prefix.test(section) ? 4 : section.includes(t.w) ? 2 : 0;
+      const n = t.count(text), m = n ? 0 : t.starts(text);
+      s += n ? 1 + Math.log2(1 + n) : m ? 0.5 + 0.5 * Math.log2(1 + m) : text.includes(t.w) ? 0.25 : 0;
+      if (!s) { total = -1; return; }
+      s += (t.exact.test(page.head) ? 5 : t.prefix.test(page.head) ? 3 : 0) + (t.exact.test(page.about) ? 4 : 0) + 2 * Math.log2(1 + page.uses[k] / 10);
+      total += s;
+    });
+    if (total < 0) return;
+    if (words.length > 1 && (e.section + " " + e.text).toLowerCase().includes(words.join(" "))) total += 2;
+    scored.push([total, i, e]);
+  });
+  scored.sort((a, b) => b[0] - a[0] || a[1] - b[1]);
+  // a page's second, third... result counts for less, so that the first results come from several pages
+  const seen = {};
+  scored.forEach((s) => { const key = s[2].href.split("#")[0]; s[0] *= 0.6 ** (seen[key] = (seen[key] ?? -1) + 1); });
+  scored.sort((a, b) => b[0] - a[0] || a[1] - b[1]);
+  return scored.slice(0, limit).map((s) => s[2]);
+};
+"""
+
+
 def search_offline(site: Path) -> None:
-    "Ship the search index as search.js (a script loads from file://, a fetch of search.json does not) and load it from there"
+    """Ship the search index as search.js (a script loads from file://, a fetch of search.json does not) with its ranking,
+    and load both from there"""
     index = json.loads((site / "search.json").read_text())
-    (site / "search.js").write_text("window.smalldocsSearchIndex = " + json.dumps(index, ensure_ascii=False) + ";\n")
+    about = {}  # each page's description, for the ranking (not shown)
+    for html in site.glob("*.html"):
+        m = re.search(r'<meta name="description" content="([^"]*)"', html.read_text())
+        about[html.name] = html_unescape(m[1]) if m else ""
+    for entry in index: entry["page"] = about.get(entry["href"].partition("#")[0], "")
+    (site / "search.js").write_text("window.smalldocsSearchIndex = " + json.dumps(index, ensure_ascii=False) + ";\n" + SEARCH_RANK)
     js = site / "site_libs" / "smalldocs.js"
     text = js.read_text()
-    if SEARCH_FETCH not in text: raise RuntimeError(f"{js}: smalldocs' search loader changed; update SEARCH_FETCH in {__file__}")
-    js.write_text(text.replace(SEARCH_FETCH, SEARCH_SCRIPT))
+    for old in (SEARCH_FETCH, SEARCH_HITS):
+        if old not in text: raise RuntimeError(f"{js}: smalldocs' search changed; update SEARCH_FETCH and SEARCH_HITS in {__file__}")
+    js.write_text(text.replace(SEARCH_FETCH, SEARCH_SCRIPT).replace(SEARCH_HITS, SEARCH_RANKED))
+
+
+def fold_body_toc(site: Path) -> None:
+    """The table of contents in the text (`toc-location: right-body`, for a screen too narrow for the margin; styles.css
+    hides it on a wide one) folded under its title, so a phone shows the page first"""
+    for html in site.rglob("*.html"):
+        text = html.read_text()
+        folded = re.sub(r'(<nav id="TOC-body" role="doc-toc">)<h2>(.*?)</h2>(.*?)</nav>', r"\1<details><summary>\2</summary>\3</details></nav>", text, count=1, flags=re.S)
+        if folded != text: html.write_text(folded)
+
+
+def navbar_version(proc: Path) -> None:
+    "Show settings.ini's version at the right of the navbar, as a link to the repository (git_url)"
+    import yaml
+    cfg, path = get_config(), proc / "_quarto.yml"
+    conf = yaml.safe_load(path.read_text())
+    navbar = conf.setdefault("website", {}).setdefault("navbar", {})
+    navbar["right"] = [*(navbar.get("right") or []), {"icon": "github", "text": f"v{cfg.version}", "href": cfg.git_url}]
+    path.write_text(yaml.safe_dump(conf, sort_keys=False, allow_unicode=True))
 
 
 def no_web_fonts(site: Path) -> None:
@@ -305,9 +480,11 @@ if __name__ == "__main__":
     proc = process_notebooks()
     names = rename_pages(proc, online)
     print(f"{tabulate_signatures(proc)} API signatures as parameter tables")
+    navbar_version(proc)
     render(proc, site)
     vendor_katex(site, cfg.config_path / ".build")
     search_offline(site)
+    fold_body_toc(site)
     no_web_fonts(site)
     localise_links(site, online)
     anchored = anchor_symbols(site, cfg.lib_path / "_modidx.py")

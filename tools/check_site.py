@@ -72,6 +72,7 @@ class Chromium:
 
 class Tab:
     "One page in its own target, with its console, log and network events collected"
+    scrolled: dict[int, int] = {}  # outputs and tables that scroll sideways in their own box, by window width, over all pages
 
     def __init__(self, browser: Chromium):
         self.b = browser
@@ -114,6 +115,21 @@ class Tab:
         self.pump("Page.loadEventFired")
         self.pump()
 
+    def layouts(self, width: int, height: int, phone_width: int) -> list[tuple[int, str]]:
+        """Run LAYOUT at the desktop width, then at a phone's width (as a phone reports itself); return (width, problem)
+        for each, and the table of contents missing on the phone where the desktop page has one"""
+        out, desktop = [], None
+        for w, h, mobile in ((width, height, False), (phone_width, 800, True)):
+            self.send("Emulation.setDeviceMetricsOverride", width=w, height=h, deviceScaleFactor=1, mobile=mobile)
+            self.js("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")  # laid out again at this width
+            found = self.js(LAYOUT)
+            out += [(w, p) for p in found["problems"]]
+            desktop = desktop or found
+            self.scrolled[w] = self.scrolled.get(w, 0) + found["scrolled"]
+            if mobile and desktop["hasToc"] and not found["tocShown"]: out.append((w, "no table of contents to be seen"))
+        self.send("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
+        return out
+
     def js(self, expr: str):
         r = self.send("Runtime.evaluate", expression=expr, returnByValue=True, awaitPromise=True)
         if "exceptionDetails" in r: raise RuntimeError(f"page script failed: {r['exceptionDetails']}")
@@ -142,15 +158,13 @@ INSPECT = r"""(() => {
   document.querySelectorAll("span.math").forEach(e => { if (!e.querySelector(".katex")) out.problems.push("maths not rendered: " + e.textContent.slice(0, 80)); });
   // images
   document.querySelectorAll("img").forEach(i => { if (!i.complete || i.naturalWidth === 0) out.problems.push("image not loaded: " + i.getAttribute("src").slice(0, 100)); });
-  // API docs: a signature or parameter table must fit its column (no sideways scrolling, nothing clipped)
-  const col = main.getBoundingClientRect();
-  document.querySelectorAll(".cell-output-markdown pre, .cell-output-markdown table").forEach(e => {
-    const r = e.getBoundingClientRect();
-    if (!r.width) return;
-    const head = e.closest(".cell-output-markdown").querySelector("h2,h3,h4");
-    const name = head ? "API doc of " + head.textContent : "result table";
-    if (e.scrollWidth > e.clientWidth + 1) out.problems.push(`${name}: ${e.tagName.toLowerCase()} is ${e.scrollWidth} px wide in a ${e.clientWidth} px box`);
-    if (r.right > col.right + 1) out.problems.push(`${name}: ${e.tagName.toLowerCase()} runs ${Math.round(r.right - col.right)} px past the column`);
+  // outputs a reader should not see: stderr (warnings, progress bars), errors, tracebacks, warnings printed to stdout
+  const firstLine = s => s.trim().split("\n")[0].slice(0, 160);
+  document.querySelectorAll(".cell-output-stderr").forEach(e => out.problems.push("stderr output on the page: " + firstLine(e.textContent)));
+  document.querySelectorAll(".cell-output-error").forEach(e => out.problems.push("error output on the page: " + firstLine(e.textContent)));
+  document.querySelectorAll(".cell-output:not(.cell-output-stderr):not(.cell-output-error)").forEach(e => {
+    const m = e.textContent.match(/^.*(:\d+: [A-Z]\w*Warning: |Traceback \(most recent call last\)).*$/m);
+    if (m) out.problems.push("warning or traceback in an output: " + m[0].trim().slice(0, 160));
   });
   // raw Markdown in rendered prose (a link or emphasis that was not converted); code is left alone
   const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT, {acceptNode: n =>
@@ -167,9 +181,93 @@ INSPECT = r"""(() => {
   return out;
 })()"""
 
+# What a reader at this window width would find cut, clipped or cramped: run in the page at each width
+LAYOUT = r"""(() => {
+  const main = document.querySelector("main") || document.body;
+  const problems = [], W = window.innerWidth, phone = W < 576;
+  const col = main.getBoundingClientRect();
+  const style = e => getComputedStyle(e);
+  const scrollBox = e => /auto|scroll/.test(style(e).overflowX);
+  // elements that Quarto's column classes put in the margin on purpose, and KaTeX's own boxes
+  const elsewhere = ".column-margin, .margin-caption, .margin-aside, div.aside, [class*='column-page'], [class*='column-screen'], [class*='column-body-outset'], .katex";
+  const where = e => {  // the API doc's name, or the nearest heading before the element, to say where it is
+    const api = e.closest(".cell-output-markdown") && e.closest(".cell-output-markdown").querySelector("h2, h3, h4");
+    if (api) return "'" + api.textContent.trim().slice(0, 50) + "'";
+    const hs = Array.from(main.querySelectorAll("h1, h2, h3, h4")).filter(h => h.compareDocumentPosition(e) & Node.DOCUMENT_POSITION_FOLLOWING);
+    const h = hs[hs.length - 1];
+    return (h ? "under '" + h.textContent.trim().slice(0, 50) + "'" : "at the top");
+  };
+  const tag = e => `<${e.tagName.toLowerCase()}${e.className && typeof e.className === "string" ? ' class="' + e.className.slice(0, 40) + '"' : ""}>`;
+  const kind = e => e.closest(".cell-output-markdown") && e.closest(".cell-output-markdown").querySelector("h2, h3, h4") ? "API doc"
+    : e.closest(".cell-output") ? "output" : e.closest(".sourceCode, pre") ? "code block" : e.tagName.toLowerCase();
+  // the page itself must not scroll sideways
+  const doc = document.scrollingElement || document.documentElement;
+  if (doc.scrollWidth > W + 1) problems.push(`the page scrolls sideways: ${doc.scrollWidth} px wide in a ${W} px window`);
+  // everything in the text column stays inside it, or inside a box of its own that scrolls sideways and itself fits
+  // (what spills out is cut off by the page); report the outermost element that spills
+  const spilled = [];
+  for (const e of main.querySelectorAll("*")) {
+    if (e.closest(elsewhere) || spilled.some(s => s.contains(e))) continue;
+    let p = e.parentElement, inBox = false;
+    for (; p && p !== main; p = p.parentElement) if (scrollBox(p)) { inBox = true; break; }
+    if (inBox) continue;
+    const r = e.getBoundingClientRect();
+    if (!r.width || !r.height) continue;
+    if (r.right > col.right + 1 || r.left < col.left - 1) {
+      spilled.push(e);
+      problems.push(`${kind(e)} ${where(e)}: ${tag(e)} runs ${Math.round(Math.max(r.right - col.right, col.left - r.left))} px past the ${Math.round(col.width)} px column, cut off`);
+    } else if (e.scrollWidth > e.clientWidth + 1 && e.clientWidth && /hidden|clip/.test(style(e).overflowX)) {
+      spilled.push(e);
+      problems.push(`${kind(e)} ${where(e)}: ${tag(e)} is ${e.scrollWidth} px wide in a ${e.clientWidth} px box that clips it`);
+    }
+  }
+  // code is read, not scrolled: a code block wraps its long lines; an API doc's signature and table fit the column.
+  // Printed outputs and wide tables may scroll in their own box (they keep their columns aligned that way).
+  let scrolled = 0;
+  main.querySelectorAll("pre, table, .sd-table, .cell-output-display").forEach(e => {
+    if (e.closest(elsewhere) || !e.clientWidth || e.scrollWidth <= e.clientWidth + 1) return;
+    if (kind(e) === "code block" || kind(e) === "API doc")
+      problems.push(`${kind(e)} ${where(e)}: ${tag(e)} is ${e.scrollWidth} px wide in a ${e.clientWidth} px box (scrolls sideways)`);
+    else scrolled++;
+  });
+  // tables: no word broken across lines (a type cut mid-word; a break after a hyphen or a slash is fine), no column
+  // too narrow to read (KaTeX's hidden MathML copy of a formula not counted)
+  main.querySelectorAll("table").forEach(t => {
+    if (t.closest(elsewhere)) return;
+    const name = `${kind(t) === "API doc" ? "API table" : "table"} ${where(t)}`;
+    let broken = null, cramped = null;
+    t.querySelectorAll("td, th").forEach(c => {
+      const r = c.getBoundingClientRect();
+      if (!r.width) return;
+      const shown = Array.from(c.querySelectorAll(".katex-mathml")).reduce((n, m) => n - m.textContent.length, c.textContent.trim().length);
+      if (!cramped && shown > 24 && r.width < 110) cramped = `a cell is ${Math.round(r.width)} px wide for ${shown} characters ('${c.textContent.trim().slice(0, 30)}')`;
+      const walker = document.createTreeWalker(c, NodeFilter.SHOW_TEXT, {acceptNode: n => n.parentElement.closest(".katex-mathml") ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT});
+      for (let n; !broken && (n = walker.nextNode());) {
+        for (const m of n.textContent.matchAll(/[^\s\-\/\u2010-\u2014]+[\-\/\u2010-\u2014]?/g)) {
+          const range = document.createRange();
+          range.setStart(n, m.index); range.setEnd(n, m.index + m[0].length);
+          const tops = new Set(Array.from(range.getClientRects()).filter(x => x.width).map(x => Math.round(x.top)));
+          if (tops.size > 1) { broken = m[0].slice(0, 40); break; }
+        }
+      }
+    });
+    if (broken) problems.push(`${name}: '${broken}' is broken across lines`);
+    if (cramped) problems.push(`${name}: ${cramped}`);
+  });
+  // a table of contents the reader can reach at this width, when the page has one at all
+  const toc = Array.from(document.querySelectorAll("#TOC, #TOC-body, .sd-toc"));
+  const shown = e => { const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0 && style(e).visibility !== "hidden" && style(e).opacity !== "0"; };
+  const hasToc = toc.some(e => e.querySelector("a[href^='#']"));
+  const tocShown = toc.some(e => shown(e) && e.querySelector("a[href^='#']"));
+  return {problems, scrolled, hasToc, tocShown};
+})()"""
+
+
 SEARCH = r"""(async () => {
   const input = document.querySelector(".smalldocs-search input");
   if (!input) return {error: "no search box"};
+  const box = document.querySelector(".smalldocs-search-results");
+  if (box) { box.classList.remove("show"); box.innerHTML = ""; }  // the results of an earlier query
   input.focus(); input.value = QUERY; input.dispatchEvent(new Event("input", {bubbles: true}));
   for (let i = 0; i < 50 && !document.querySelector(".smalldocs-search-results.show"); i++) await new Promise(r => setTimeout(r, 100));
   const hits = Array.from(document.querySelectorAll(".smalldocs-search-results .search-result"));
@@ -182,8 +280,42 @@ SEARCH = r"""(async () => {
     worst = Math.min(worst, (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05));
   }));
   return {n: hits.length, first: hits.map(h => h.getAttribute("href")).slice(0, 5), contrast: worst,
+          snippets: hits.map(h => (h.querySelector(".search-result-text") || {}).textContent || ""),
           none: !!document.querySelector(".smalldocs-search-results .search-none")};
 })()"""
+
+
+# (query, a page#anchor it must find, among the first n results): a word in the text, a word that names a chapter's
+# subject more than its title does, and two words of which one names an API doc
+SEARCHES = [("kahan", "kahan.html", 3), ("bf16", "low_precision.html", 5), ("sgd momentum", "sgd.html#sgd", 3)]
+# TeX a reader should not meet in a result: a command such as \frac or \beta, or a ^{...} or _{...} group
+RAW_TEX = re.compile(r"\\(?:[td]?frac|sqrt|hat|bar|tilde|text|math\w+|left|right|cdot|times|leftarrow|[lr]?Vert|top|sum|"
+                     r"alpha|beta|gamma|delta|epsilon|eta|theta|lambda|mu|rho|sigma|phi|chi|nabla|partial|infty)(?![a-zA-Z])|[\^_]\{")
+
+
+def search_problems(tab: Tab) -> list[str]:
+    "Run the searches of SEARCHES in the navbar's search box; a problem for each wanted result not found, raw TeX or poor contrast"
+    out = []
+    for query, want, n in SEARCHES:
+        r = tab.js(SEARCH.replace("QUERY", json.dumps(query)))
+        if r.get("error") or not r["n"]: out.append(f"search: '{query}' finds nothing ({r})"); continue
+        ranks = [i for i, href in enumerate(r["first"]) if (href.removeprefix("./") if "#" in want else urldefrag(href.removeprefix("./"))[0]) == want]
+        print(f"search '{query}': {r['n']} results, first {r['first'][:3]}, text contrast {r['contrast']:.1f}:1")
+        if not ranks or ranks[0] >= n: out.append(f"search: '{query}' does not put {want} among the first {n} results: {r['first'][:n]}")
+        if r["contrast"] < 4.5: out.append(f"search: results are hard to read, text contrast {r['contrast']:.1f}:1 (< 4.5)")
+        tex = [s for s in r["snippets"] if RAW_TEX.search(s)]
+        if tex: out.append(f"search: '{query}' shows raw TeX in a snippet: {RAW_TEX.search(tex[0])[0]!r} in {tex[0][:120]!r}")
+    return out
+
+
+def navbar_problems(tab: Tab, cfg: dict) -> list[str]:
+    "The navbar must show settings.ini's version and link to the repository (git_url)"
+    found = tab.js("""(() => { const nav = document.querySelector("#quarto-header .navbar") || document.body;
+      return {text: nav.innerText, links: Array.from(nav.querySelectorAll("a[href]")).map(a => a.getAttribute("href"))}; })()""")
+    out = []
+    if cfg.get("version") and cfg["version"] not in found["text"]: out.append(f"no version {cfg['version']} (settings.ini) to be seen")
+    if cfg.get("git_url") and not any(h.rstrip("/") == cfg["git_url"].rstrip("/") for h in found["links"]): out.append(f"no link to the repository {cfg['git_url']}")
+    return out
 
 
 def site_links(readme: Path, modidx: Path, online: str) -> list[tuple[str, str]]:
@@ -204,6 +336,7 @@ def main() -> int:
     parser.add_argument("--site", default=None, help="the built site (default: doc_path of settings.ini, _docs)")
     parser.add_argument("--width", type=int, default=1400)
     parser.add_argument("--height", type=int, default=1000)
+    parser.add_argument("--phone-width", type=int, default=400, help="the narrow window every page is also laid out in")
     parser.add_argument("--shots", default=None, help="save screenshots of --shot-pages into this folder")
     parser.add_argument("--shot-pages", nargs="*", default=["index", "base", "adamw", "kahan", "speed", "memory"],
                         help="pages to screenshot; PAGE@SELECTOR scrolls to an element first (e.g. speed@img)")
@@ -224,12 +357,11 @@ def main() -> int:
             found = tab.js(INSPECT)
             tab.pump()
             failures += [f"{name}: {p}" for p in tab.problems + found["problems"]]
+            failures += [f"{name} at {w} px: {p}" for w, p in tab.layouts(args.width, args.height, args.phone_width)]
             ids[name], links[name], sidebars[name] = set(found["ids"]), found["links"], found
             if name == "index.html":
-                r = tab.js(SEARCH.replace("QUERY", json.dumps("kahan")))
-                if r.get("error") or not r["n"]: failures.append(f"search: 'kahan' finds nothing ({r})")
-                elif r["contrast"] < 4.5: failures.append(f"search: results are hard to read, text contrast {r['contrast']:.1f}:1 (< 4.5)")
-                else: print(f"search 'kahan': {r['n']} results, first {r['first'][:3]}, text contrast {r['contrast']:.1f}:1")
+                failures += search_problems(tab)
+                failures += [f"navbar: {p}" for p in navbar_problems(tab, cfg)]
                 if args.shots:
                     Path(args.shots).mkdir(parents=True, exist_ok=True)
                     tab.screenshot(Path(args.shots) / "search.png")
@@ -238,12 +370,14 @@ def main() -> int:
             Path(args.shots).mkdir(parents=True, exist_ok=True)
             for spec in args.shot_pages:
                 stem, _, sel = spec.partition("@")
-                tab = Tab(browser)
-                tab.goto((site / f"{stem}.html").as_uri())
-                tab.pump()
-                suffix = "_" + re.sub(r"\W+", "_", sel).strip("_") if sel else ""
-                tab.screenshot(Path(args.shots) / f"{stem}{suffix}.png", sel or None)
-                tab.close()
+                for width, height, mobile, tail in ((args.width, args.height, False, ""), (args.phone_width, 800, True, "_phone")):
+                    tab = Tab(browser)
+                    tab.send("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=mobile)
+                    tab.goto((site / f"{stem}.html").as_uri())
+                    tab.pump()
+                    suffix = "_" + re.sub(r"\W+", "_", sel).strip("_") if sel else ""
+                    tab.screenshot(Path(args.shots) / f"{stem}{suffix}{tail}.png", sel or None)
+                    tab.close()
     finally:
         browser.close()
     # links and anchors, across pages
@@ -271,7 +405,8 @@ def main() -> int:
         if name != "404.html" and name not in listed: failures.append(f"{name}: not in the sidebar")
         if name != "index.html" and not found["prevnext"]: failures.append(f"{name}: no previous/next links")
     sections = sidebars.get("index.html", {}).get("sections", [])
-    print(f"checked {len(pages)} pages in {time.time() - t0:.1f} s; sidebar sections: {', '.join(sections) or 'none'}")
+    print(f"checked {len(pages)} pages at {args.width} and {args.phone_width} px in {time.time() - t0:.1f} s; sidebar sections: {', '.join(sections) or 'none'}")
+    print("outputs and tables that scroll sideways in their own box: " + ", ".join(f"{n} at {w} px" for w, n in Tab.scrolled.items()))
     for f in failures: print("FAIL", f)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0

@@ -1,6 +1,8 @@
 """Run chapters as Google Colab would: in a fresh virtual environment with only PyTorch and a notebook runner, each
 notebook alone in an empty folder, every cell top to bottom (flags such as `#| slow` and `#| cuda` mean nothing there),
-its install cell (tools/colab.py) pointed at this checkout through OPTIMI_NB_SOURCE instead of the git URL.
+its install cell (tools/colab.py) pointed at this checkout through OPTIMI_NB_SOURCE instead of the git URL. Figures
+are drawn by matplotlib's inline backend, as in Colab, and a cell whose stored outputs hold a figure must make one again
+(a GPU cell on a machine without a GPU excepted).
 
 After each chapter, every package its install cell added is uninstalled, so no chapter passes on another's installs.
 Slow: minutes per chapter on a CPU; not part of CI. Exit status 1 if any chapter fails.
@@ -13,16 +15,24 @@ ROOT = Path(__file__).resolve().parents[1]
 TORCH = "torch==2.13.0"  # the CPU wheel; the version Colab's runtime has or close to it
 RUNNER = "nbclient ipykernel"
 RUN_ONE = r"""
-import sys, nbformat
+import copy, re, sys, nbformat, torch
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 src, out, timeout = sys.argv[1], sys.argv[2], int(sys.argv[3])
 nb = nbformat.read(src, as_version=4)
+# the cells whose stored outputs hold a figure, but for GPU cells on a machine without one (the install cell skips them)
+IMAGE = ("image/png", "image/svg+xml", "image/jpeg")
+draws = lambda cell: any(k in o.get("data", {}) for o in cell.get("outputs", []) for k in IMAGE)
+gpu = lambda cell: re.search(r"^#\|\s*cuda\b", cell.source, re.M) and not torch.cuda.is_available()
+figures = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and draws(c) and not gpu(c)]
 client = NotebookClient(nb, timeout=timeout, kernel_name="colab-sim", resources={"metadata": {"path": str(__import__("pathlib").Path(src).parent)}})
 try: client.execute()
 except CellExecutionError as e:
     nbformat.write(nb, out); print(str(e)[-3000:]); sys.exit(1)
 nbformat.write(nb, out)
+blank = [i for i in figures if not draws(nb.cells[i])]
+for i in blank: print(f"cell {i} drew no figure, where the stored notebook shows one:\n" + nb.cells[i].source[:300])
+sys.exit(1 if blank else 0)
 """
 
 
@@ -59,7 +69,9 @@ def main() -> int:
         if mod in base: sys.exit(f"{args.venv} is not fresh: it has {mod}; remove it and run again")
     paths = [Path(p).resolve() for p in args.notebooks] or sorted(p for p in (ROOT / "nbs").glob("*.ipynb") if p.name != "index.ipynb")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    env |= {"OPTIMI_NB_SOURCE": str(ROOT), "PATH": f"{Path(args.venv) / 'bin'}:{env.get('PATH', '')}", "MPLBACKEND": "agg"}
+    # matplotlib's inline backend, as in Colab and Jupyter, so a figure becomes an image output (agg would draw nothing)
+    env |= {"OPTIMI_NB_SOURCE": str(ROOT), "PATH": f"{Path(args.venv) / 'bin'}:{env.get('PATH', '')}",
+            "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
     results = []
     for nb in paths:
         work = Path(args.work) / nb.stem

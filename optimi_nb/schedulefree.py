@@ -6,7 +6,7 @@
 __all__ = ['schedulefree_step_', 'sgd_schedulefree_update', 'sqrt_of', 'adamw_schedulefree_update', 'warmup_factor',
            'advance_average_', 'average_weight', 'ScheduleFree', 'SGDScheduleFree', 'AdamWScheduleFree']
 
-# %% ../nbs/19_schedulefree.ipynb #02041455
+# %% ../nbs/19_schedulefree.ipynb #61d95537
 from typing import Iterable
 import torch
 from torch import Tensor
@@ -16,7 +16,7 @@ from .foreach import Tensors, add_, addcmul_, div_, mul_
 from .kahan import kahan_commit_
 from .storage import decode_residual, encode_residual, local
 
-# %% ../nbs/19_schedulefree.ipynb #128f7bd4
+# %% ../nbs/19_schedulefree.ipynb #ab691d52
 def schedulefree_step_(target: Tensors, # where y's change is added: `param`, its Kahan buffer, or the rounding buffer
                        grad: Tensors, # the step direction ĝ: the gradient, Adam-normalised for AdamW, with weight decay
                        z_minus_y: Tensors, # d = z - y, updated in place
@@ -30,7 +30,7 @@ def schedulefree_step_(target: Tensors, # where y's change is added: `param`, it
     add_(z_minus_y, grad, alpha=-lr * beta)
     mul_(z_minus_y, 1 - average_weight)
 
-# %% ../nbs/19_schedulefree.ipynb #bc7c9e7e
+# %% ../nbs/19_schedulefree.ipynb #6ba0b8c7
 def sgd_schedulefree_update(param: Tensors, # weights: y in train mode
                             grad: Tensors, # gradients at y, with L2 weight decay already added
                             z_minus_y: Tensors, # d = z - y
@@ -44,7 +44,7 @@ def sgd_schedulefree_update(param: Tensors, # weights: y in train mode
     "Schedule-Free SGD: the step along the gradient"
     schedulefree_step_(target, grad, z_minus_y, lr * warmup, momentum, average_weight)
 
-# %% ../nbs/19_schedulefree.ipynb #1ec531fc
+# %% ../nbs/19_schedulefree.ipynb #4da69c3d
 def sqrt_of(x: Tensors) -> Tensors:
     "√x in new tensors: `torch.sqrt` on a tensor, `torch._foreach_sqrt` on a list"
     return list(torch._foreach_sqrt(x)) if isinstance(x, list) else torch.sqrt(x)
@@ -72,7 +72,7 @@ def adamw_schedulefree_update(param: Tensors, # weights: y in train mode
     if weight_decay is not None: add_(grad, param, alpha=weight_decay)
     schedulefree_step_(target, grad, z_minus_y, lr * warmup, beta1, average_weight)
 
-# %% ../nbs/19_schedulefree.ipynb #d749d2e6
+# %% ../nbs/19_schedulefree.ipynb #67ef3263
 def warmup_factor(step: int, # t, counting from 1
                   warmup_steps: int, # T_w; 0 for no warmup
                  ) -> float:
@@ -94,7 +94,7 @@ def average_weight(group: dict, # a param group, advanced to its current step
     t, total = group["averaging_step"], group["weight_sum"]
     return t ** group["r"] * group["lr_max"] ** group["weight_lr_power"] / total if total > 0 else 0.0
 
-# %% ../nbs/19_schedulefree.ipynb #009521e9
+# %% ../nbs/19_schedulefree.ipynb #904310c2
 class ScheduleFree(BaseOptimizer):
     "What SGDScheduleFree and AdamWScheduleFree share: the averaging weight, train and eval modes, and their checks"
     def __init__(self, params, lr, weight_decay, decouple_wd, kahan_sum, foreach, gradient_release, stochastic_rounding,
@@ -190,7 +190,7 @@ class ScheduleFree(BaseOptimizer):
         if value: raise ValueError(f"{type(self).__name__} has no gradient average to fold micro-batch gradients into: each gradient "
                                    "moves z and y at once. Use gradient accumulation (keep the gradients and step once) instead")
 
-# %% ../nbs/19_schedulefree.ipynb #fb969166
+# %% ../nbs/19_schedulefree.ipynb #960a6044
 class SGDScheduleFree(ScheduleFree):
     "Schedule-Free SGD: no learning-rate schedule, a warmup, and evaluation at the average (call `train()`/`eval()`)"
     state_names = ("z_minus_y",)
@@ -227,7 +227,7 @@ class SGDScheduleFree(ScheduleFree):
         return dict(warmup=warmup_factor(group["averaging_step"], group["warmup_steps"]), momentum=group["momentum"],
                     average_weight=average_weight(group))
 
-# %% ../nbs/19_schedulefree.ipynb #941c4e65
+# %% ../nbs/19_schedulefree.ipynb #d26339f6
 class AdamWScheduleFree(ScheduleFree):
     "Schedule-Free AdamW: no learning-rate schedule, a warmup, and evaluation at the average (call `train()`/`eval()`)"
     state_names = ("exp_avg_sq", "z_minus_y")

@@ -7,7 +7,7 @@ disk (file://), search included. With Quarto installed, `nbdev_docs` builds the 
 same page names, sidebar and page navigation.
 
 Usage: python3 tools/build_site.py [--no-readme]"""
-import argparse, ast, collections.abc, copy, importlib, inspect, json, re, shutil, subprocess, textwrap, types, typing
+import argparse, ast, collections.abc, copy, importlib, inspect, json, re, shutil, subprocess, textwrap, types, typing, warnings
 from html import unescape as html_unescape
 from pathlib import Path
 import nbdev.doclinks, nbdev.processors
@@ -68,6 +68,9 @@ def process_notebooks() -> Path:
     flags, do_eval = set(cfg.tst_flags.split()), nbdev.processors._do_eval
     nbdev.processors._do_eval = lambda cell: None if flags & set(cell.directives_ or {}) else do_eval(cell)
     nbdev.processors.exec_show_docs.__call__ = imports_alone_on_failure(nbdev.processors.exec_show_docs.__call__)
+    # nbdev's note on every lesson cell that imports and computes (it prints the whole cell): true of most chapters here,
+    # and what matters, a cell that fails when run for the API docs, imports_alone_on_failure reports
+    warnings.filterwarnings("ignore", message="Found cells containing imports and other code")
     return proc_nbs(force=True, n_workers=0)
 
 

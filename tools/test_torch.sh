@@ -5,11 +5,12 @@
 #
 # The venv (default /tmp/optimi_nb-torch-VERSION, or $VENV) is made on the first run and reused after; it holds
 # torch==VERSION from PyPI, which on x86_64 Linux is a CUDA build (a few GB with its nvidia-* packages: it runs on CPU
-# too) and settings.ini's development tools (less the docs-only ones). The package itself is not installed: the tests
-# import it from this checkout through PYTHONPATH, so the run writes nothing into the repository. Nothing touches the
-# global Python. For torch < 2.4, which was built against NumPy 1, numpy<2 is installed.
-# Environment: PYTHON (the interpreter the venv is made from, default python3), VENV, PIP_ARGS (extra pip arguments).
-# Exit status: pytest's. The last line names the versions: "torch 2.9.1+cu128, Python 3.11.x: ... passed ...".
+# too), and settings.ini's requirements and development tools (less the docs-only ones) at the versions pip finds for that
+# torch. The package itself is not installed: the tests import it from this checkout through PYTHONPATH, so the run
+# writes nothing into the repository. Nothing touches the global Python. torch < 2.4 was built against NumPy 1: numpy<2.
+# Environment: PYTHON (the interpreter the venv is made from, default python3), VENV, PIP_ARGS (extra pip arguments,
+# e.g. "--find-links DIR" for wheels downloaded beforehand).
+# Exit status: pytest's. The last line names the versions: "test_torch: torch 2.9.1+cu128, Python 3.11.7: 30 passed ...".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -21,30 +22,18 @@ VENV=${VENV:-${TMPDIR:-/tmp}/optimi_nb-torch-$VERSION}
 
 if [ ! -x "$VENV/bin/python" ]; then "$PYTHON" -m venv "$VENV"; fi
 PY="$VENV/bin/python"
-have=$("$PY" -c "import torch; print(torch.__version__.split('+')[0])" 2>/dev/null || true)
-if [ "$have" != "$VERSION" ]; then
-  echo "test_torch: installing torch==$VERSION into $VENV"
-  # PIP_CONSTRAINT= : this machine's pip configuration may cap torch's version; the venv asks for exactly one release
-  PIP_CONSTRAINT= "$PY" -m pip install -q ${PIP_ARGS:-} "torch==$VERSION"
-fi
 numpy="numpy"
-if "$PY" -c "import sys, torch; v = tuple(int(x) for x in torch.__version__.split('+')[0].split('.')[:2]); sys.exit(v >= (2, 4))"; then
-  numpy="numpy<2"  # torch 2.3 and older were built against NumPy 1 (torch.from_numpy fails with NumPy 2)
-fi
-requirements=$("$PY" - <<'EOF'
+if [[ "$VERSION" =~ ^(1\.|2\.[0-3](\.|$)) ]]; then numpy="numpy<2"; fi  # torch.from_numpy fails under NumPy 2 before torch 2.4
+requirements=$("$PY" -c '
 import configparser, shlex
 cfg = configparser.ConfigParser(delimiters=["="]); cfg.read("settings.ini")
-docs_only = ("smalldocs", "ipykernel")  # the notebooks run in execnb's in-process shell, without a Jupyter kernel
-print("\n".join(r for r in shlex.split(cfg["DEFAULT"]["dev_requirements"]) if not r.startswith(docs_only)))
-EOF
-)
-missing=$("$PY" -c "
-import importlib.util
-print(' '.join(m for m in ('nbdev', 'execnb', 'fastcore', 'matplotlib', 'pytest', 'numpy') if importlib.util.find_spec(m) is None))")
-if [ -n "$missing" ]; then
-  echo "test_torch: installing the development tools ($missing missing)"
-  PIP_CONSTRAINT= "$PY" -m pip install -q ${PIP_ARGS:-} $requirements "$numpy" "torch==$VERSION"
-fi
+docs_only = ("smalldocs", "ipykernel")  # the notebooks run in execnb in-process shell, without a Jupyter kernel
+wanted = shlex.split(cfg["DEFAULT"]["requirements"]) + shlex.split(cfg["DEFAULT"]["dev_requirements"])
+print("\n".join(r for r in wanted if not r.startswith(docs_only) and not (r.startswith("torch") and not r.startswith("torch-"))))')
+# torch==VERSION and everything else, resolved together so that no requirement moves torch; pip does nothing when all
+# are there. PIP_CONSTRAINT= : this machine's pip configuration may cap torch; the venv asks for one exact release.
+echo "test_torch: torch==$VERSION and the requirements in $VENV"
+PIP_CONSTRAINT= "$PY" -m pip install -q ${PIP_ARGS:-} "torch==$VERSION" "$numpy" $requirements
 
 versions=$("$PY" -c "import platform, torch; print(f'torch {torch.__version__}, Python {platform.python_version()}')")
 echo "test_torch: $versions, CPU only"
@@ -53,5 +42,6 @@ set +e
 "$PY" -m pytest tests -q -p no:cacheprovider "$@" 2>&1 | tee "$VENV/pytest.log"
 status=${PIPESTATUS[0]}
 set -e
-echo "test_torch: $versions: $(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed).* =+$' "$VENV/pytest.log" | tail -1 | tr -d '=' | sed 's/^ *//; s/ *$//') (log: $VENV/pytest.log)"
+summary=$(grep -E '(passed|failed|error)' "$VENV/pytest.log" | tail -1 | tr -d '=' | sed 's/^ *//; s/ *$//')
+echo "test_torch: $versions: $summary; failed: $(grep -oE '^FAILED tests/test_notebooks.py::test_notebook\[[^]]+\]' "$VENV/pytest.log" | sed 's/.*\[//; s/\]//' | tr '\n' ' ') (log: $VENV/pytest.log)"
 exit $status

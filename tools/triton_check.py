@@ -1,33 +1,37 @@
 """The GPU code of `compiled=True`, checked on a machine without a GPU.
 
-    python3 tools/triton_check.py [--optimizers AdamW Lion ...] [--precisions fp32 bf16+kahan ...] [--targets 75 80 90]
+    python3 tools/triton_check.py [--optimizers AdamW Lion ...] [--precisions fp32 bf16+kahan ...] [--targets 75 80 90] [-v]
 
-For every optimizer (the BaseOptimizer subclasses that optimi_nb exports, found automatically) in every precision
-(fp32; bf16 and fp16 with Kahan summation; bf16 with stochastic rounding; and the int8 state and int8 Kahan storage
-when the optimizers take `state_precision` / `kahan_precision`):
+For every optimizer that optimi_nb exports (the BaseOptimizer subclasses in `optimi_nb.__all__`, found automatically) in
+every precision (fp32; bf16 and fp16 with Kahan summation; bf16 with stochastic rounding; and fp32 with int8 state and
+bf16 with an int8 Kahan compensation once the optimizers take `state_precision` / `kahan_precision`):
 
-1. Inductor writes the Triton kernels of the compiled step. It writes them for a CPU tensor here
-   (`torch._inductor.config.cpu_backend = "triton"`), with four patches so that they are the kernels a CUDA device
-   would get (see `patch_for_cuda_kernels`): the Kahan commit rounds by integer arithmetic on the bits
-   (`optimi_nb.kahan.round_to`'s choice off the CPU), 0-dim tensors such as the lr are read through pointers (on the
-   CPU Inductor would pass them as scalar arguments), no CPU-only Inductor option applies, and the kernels' launch
-   configurations are recomputed for each GPU's properties before compiling.
-2. Triton compiles each kernel, every launch configuration Inductor gave it, for sm_75 (T4), sm_80 (A100) and sm_90
-   (H100): `triton.compile(..., target=GPUTarget("cuda", cc, 32))`, down to a cubin with the bundled ptxas.
-3. The same kernels run in Triton's interpreter (TRITON_INTERPRET=1) on CPU tensors, inside the optimizer's own
-   step, and the weights and state after a few steps are compared with the eager path (`compiled=False`,
-   `foreach=True`: the same buckets). The interpreter's fp32 -> bf16 conversion truncates where a GPU rounds to
-   nearest even (triton#10919); it is replaced here by an exact round-to-nearest-even conversion through torch, and a
-   kernel that does arithmetic on bf16 values (which the interpreter computes on their bit patterns, triton#10919)
-   fails loudly instead of giving numbers. So bf16 kernels are held to the same bound as fp16 ones.
+1. Inductor writes the Triton kernels of the compiled step. It writes them for CPU tensors here
+   (`torch._inductor.config.cpu_backend = "triton"`), patched to be the kernels a CUDA device gets
+   (`patch_for_cuda_kernels`): `optimi_nb.kahan.round_to` gives its off-CPU answer (rounding by integer arithmetic on
+   the bits; on the CPU it splits), and the step's 0-dim tensors (lr, the betas...) are read through pointers, as from
+   GPU memory, instead of being passed as scalars as Inductor does for 0-dim CPU tensors. Any other function of
+   optimi_nb that asks for a tensor's device stops the check until it is listed in DEVICE_CHECKS_KNOWN.
+2. Triton compiles each kernel for sm_75 (T4), sm_80 (A100) and sm_90 (H100): `triton.compile(...,
+   target=GPUTarget("cuda", cc, 32))`, down to a cubin with the ptxas that the triton wheel bundles. A worker process
+   without TRITON_INTERPRET loads each kernel module Inductor wrote with that GPU's properties in place of the CPU's (so
+   Inductor's launch heuristics pick the GPU's configurations) and compiles every configuration.
+3. The same kernels run in Triton's interpreter (TRITON_INTERPRET=1) on CPU tensors, launched by Inductor's own wrapper
+   inside the optimizer's step (a stand-in driver answers the questions Inductor asks a GPU driver). The interpreter's
+   fp32 -> bf16 conversion truncates where a GPU rounds to nearest even (triton#10919); it is replaced here by an exact
+   round-to-nearest-even conversion through torch, and a kernel that does arithmetic on bf16 values (which the
+   interpreter computes on their bit patterns, triton#10919) stops the row instead of giving numbers.
 
-Tolerances, relative to each tensor's largest value: fp32 within 1e-6; bf16 and fp16 within one unit in the last
-place of the format (2^-8 for bf16, 2^-11 for fp16) after the steps, since the fused kernel keeps intermediates in
-fp32 registers where the eager foreach ops round after each op; the weights' exact sum θ + kahan_comp within 1e-6.
+After 5 steps of a two-layer model (two matrices and two vectors in one bucket) the compiled run is compared with the
+eager one (`compiled=False`, `foreach=True`: the same buckets). fp32: every weight and state tensor within 1e-6 of the
+eager one, relative to its largest value. bf16 and fp16: the fused kernel keeps intermediates in fp32 registers where
+the eager foreach ops round to the storage format after each op, so the two differ by roundings of the update (on the
+CPU's compiled code as well); they are held to the bound of the notebooks' `check_paths_on`: the compiled weights (and,
+with Kahan summation, their exact value θ + kahan_comp) at most twice as far from an fp32 run as the eager ones, +1e-4.
 
-Pinned: torch 2.13.0 and triton 3.9.0 (it patches Inductor and Triton internals; on other versions it stops with a
-message rather than check the wrong thing). A missing triton is installed with pip. Exit status 0 when every row
-passed. CPU only, no network beyond that pip install."""
+Pinned to torch 2.13.0 and triton 3.9.0: it patches Inductor and Triton internals, and on other versions it stops with
+a message rather than check the wrong thing. A missing triton is installed with pip. Prints a table and `N passed, N
+failed`; exit status 0 when every row passed. CPU only."""
 import argparse, importlib.util, inspect, json, os, re, subprocess, sys, tempfile, time, traceback, warnings
 from pathlib import Path
 
@@ -71,6 +75,7 @@ from torch._inductor.runtime.hints import DeviceProperties
 from triton.backends.compiler import GPUTarget
 from triton.backends.driver import DriverBase
 from triton.compiler import ASTSource
+from triton.language.extra import libdevice
 from triton.runtime import interpreter
 from triton.runtime.driver import driver
 from triton.runtime.jit import JITFunction
@@ -121,6 +126,30 @@ def patch_interpreter() -> None:
         return binary_op(self, lhs, rhs, op)
     builder.cast_impl = builder.create_fp_ext = builder.create_fp_trunc = cast
     builder.binary_op = binary
+    # libdevice: a GPU kernel's calls are bound to CUDA's library when compiled; in the interpreter they would run the
+    # empty stubs of triton.language.extra.libdevice and give None. Those a kernel here may call run on NumPy, the rest fail
+    for name, function in vars(libdevice).items():
+        if inspect.isfunction(function) and function.__module__ == libdevice.__name__:
+            setattr(libdevice, name, on_numpy(name, LIBDEVICE_ON_NUMPY.get(name)))
+
+# CUDA libdevice functions as NumPy element-wise functions (nearbyint rounds half to even, as CUDA's default mode does)
+LIBDEVICE_ON_NUMPY = {"nearbyint": np.rint, "rint": np.rint, "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x), "exp": np.exp,
+                      "log": np.log, "abs": np.abs, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "signbit": np.signbit,
+                      "isnan": np.isnan, "isinf": np.isinf, "pow": np.power, "tanh": np.tanh, "fmax": np.fmax, "fmin": np.fmin}
+
+def on_numpy(name: str, function):
+    "libdevice's `name` for the interpreter: `function` on the NumPy arrays behind the kernel's values"
+    def run(*args):
+        if function is None: raise NotImplementedError(f"libdevice.{name} has no interpreter version here (add it to LIBDEVICE_ON_NUMPY)")
+        first = args[0]
+        with np.errstate(all="ignore"):
+            data = function(*(a.handle.data for a in args))
+        if data.dtype != np.bool_: data = data.astype(first.handle.data.dtype)
+        scalar = triton.language.int1 if data.dtype == np.bool_ else first.dtype
+        shape_type = first.type.with_element_ty(scalar) if hasattr(first.type, "with_element_ty") else scalar
+        return triton.language.core.tensor(interpreter.TensorHandle(data, scalar), shape_type)
+    run.__name__ = name
+    return run
 
 
 def patch_for_cuda_kernels() -> None:
@@ -134,32 +163,31 @@ def patch_for_cuda_kernels() -> None:
     GraphLowering.is_unspec_arg = lambda self, name: False
     # optimi_nb.kahan.round_to splits on the CPU and works on the bits elsewhere: the kernels here are a GPU's
     kahan.round_to = lambda x, dtype: kahan.round_by_bits(x, dtype)
-    init, run = triton_heuristics.CachingAutotuner.__init__, triton_heuristics.CachingAutotuner.run
-    def recording_init(self, *args, **kwargs):
-        init(self, *args, **kwargs)
-        RECORD["kernels"].append(self)
-    def counting_run(self, *args, **kwargs):
-        RECORD["launches"].append(self.inductor_meta.get("kernel_name", "?"))
+    run = triton_heuristics.CachingAutotuner.run
+    def recording_run(self, *args, **kwargs):  # a kernel Inductor reuses from an earlier graph is recorded too
+        RECORD["launches"].append(self)
         return run(self, *args, **kwargs)
-    triton_heuristics.CachingAutotuner.__init__ = recording_init
-    triton_heuristics.CachingAutotuner.run = counting_run
+    triton_heuristics.CachingAutotuner.run = recording_run
 
-RECORD = {"kernels": [], "launches": []}
+RECORD = {"launches": []}  # every kernel launch, in order
 
-# The source lines of optimi_nb that look at the device: each must be known to this check, which patches round_to's
-DEVICE_CHECKS_KNOWN = {"kahan.py": ["round_to"], "foreach.py": ["foreach_by_default"]}
+# Every function of optimi_nb that asks which device a tensor is on, and why this check may run it on the CPU
+DEVICE_CHECKS_KNOWN = {
+    ("kahan.py", "round_to"): "inside the compiled step: patch_for_cuda_kernels gives it a CUDA device's answer",
+    ("foreach.py", "foreach_by_default"): "not reached: compiled=True always updates buckets of tensors",
+    ("base.py", "_gpu_capability"): "outside the compiled step: it picks the eager step for bf16 on a GPU below 8.0 (the sm_75 column's *)",
+}
+DEVICE_CHECK = re.compile(r"\.device\.type|\bdevice\.type\b|\.is_cuda\b|\.is_cpu\b|get_device_capability|get_device_properties")
 
 def unknown_device_checks() -> list[str]:
-    "optimi_nb functions that test a tensor's device and that this check does not know about"
+    "The lines of optimi_nb that ask for a tensor's device in a function this check does not know about"
     unknown = []
     for path in sorted((ROOT / "optimi_nb").glob("*.py")):
         function = None
         for number, line in enumerate(path.read_text().splitlines(), 1):
-            if line.lstrip().startswith("def "): function = line.split("def ", 1)[1].split("(")[0]
-            code = line.split("#")[0]
-            if ".device.type" in code or "is_cuda" in code:
-                if function not in DEVICE_CHECKS_KNOWN.get(path.name, []) and path.name not in ("base.py", "testing.py", "memory.py"):
-                    unknown.append(f"{path.name}:{number} ({function}): {line.strip()}")
+            if re.match(r"\s*def ", line): function = line.split("def ", 1)[1].split("(")[0]
+            if DEVICE_CHECK.search(line.split("#")[0]) and (path.name, function) not in DEVICE_CHECKS_KNOWN:
+                unknown.append(f"optimi_nb/{path.name}:{number} ({function}): {line.strip()}")
     return unknown
 
 # --- compiling for the GPUs ---------------------------------------------------------------------------------------------
@@ -200,8 +228,9 @@ def compile_worker() -> None:
     driver.set_active(InterpreterDriver())
     for line in sys.stdin:
         request = json.loads(line)
+        start = time.process_time()
         results = [[path, name, cc, *compile_kernel(path, name, cc)] for path, name in request["kernels"] for cc in request["targets"]]
-        print(WORKER_MARK + json.dumps(results), flush=True)
+        print(WORKER_MARK + json.dumps({"results": results, "cpu": time.process_time() - start}), flush=True)
 
 WORKER_MARK = "triton_check_worker: "
 
@@ -211,10 +240,14 @@ class CompileWorker:
         env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
         self.process = subprocess.Popen([sys.executable, __file__, "--compile-worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         text=True, env=env)
+        self.cpu = 0.0  # CPU seconds the worker spent compiling
     def compile(self, kernels: list, targets: list[int]) -> list:
         self.process.stdin.write(json.dumps({"kernels": kernels, "targets": targets}) + "\n"); self.process.stdin.flush()
         for line in self.process.stdout:
-            if line.startswith(WORKER_MARK): return json.loads(line[len(WORKER_MARK):])
+            if line.startswith(WORKER_MARK):
+                answer = json.loads(line[len(WORKER_MARK):])
+                self.cpu += answer["cpu"]
+                return answer["results"]
         raise RuntimeError("the compile worker ended")
 
 # --- the cases ----------------------------------------------------------------------------------------------------------
@@ -237,9 +270,10 @@ def precisions(cls) -> dict[str, dict]:
     return cases
 
 def model(dtype: torch.dtype) -> torch.nn.Module:
-    "Two linear layers: two matrices (of different shapes) and two vectors, in one bucket"
+    """Two linear layers: two matrices (of different shapes) and two vectors, in one bucket; the first matrix is large
+    enough for 8-bit state (optimi_nb.storage.MIN_QUANTIZED_NUMEL) and not a whole number of its blocks"""
     torch.manual_seed(0)
-    return torch.nn.Sequential(torch.nn.Linear(40, 48), torch.nn.ReLU(), torch.nn.Linear(48, 10)).to(dtype)
+    return torch.nn.Sequential(torch.nn.Linear(70, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10)).to(dtype)
 
 def make_optimizer(cls, net: torch.nn.Module, compiled: bool, options: dict):
     "`cls` on `net` with weight decay and a larger lr than its default, so that every term of the update is exercised"
@@ -262,12 +296,18 @@ def fp32_deviation(eager_net, compiled_net, eager, compiled) -> tuple[float, str
             if d > worst[0] or not worst[1]: worst = (d, f"{name}.{key}")
     return worst
 
+def kahan_compensation(param: torch.Tensor, stored: torch.Tensor) -> torch.Tensor:
+    "The Kahan compensation as a tensor like `param`, decoded if stored as an int8 residual"
+    if stored.dtype != torch.int8: return stored
+    from optimi_nb.storage import decode_residual
+    return decode_residual(stored, param.detach())
+
 def distance(net, reference_net, optimizer=None) -> float:
     "The weights' distance (2-norm over all of them) from an fp32 run's; with `optimizer`, of θ + kahan_comp instead"
     total = 0.0
     for p, r in zip(net.parameters(), reference_net.parameters()):
         value = p.double()
-        if optimizer is not None: value = value + optimizer.state[p]["kahan_comp"].double()
+        if optimizer is not None: value = value + kahan_compensation(p, optimizer.state[p]["kahan_comp"]).double()
         total += (value - r.double()).pow(2).sum().item()
     return total**0.5
 
@@ -275,7 +315,7 @@ def run_case(cls, options: dict) -> dict:
     "Eager and compiled-in-the-interpreter steps side by side (and an fp32 eager run for low precision): kernels, launches, deviations"
     dtype = options["dtype"]
     torch._dynamo.reset()
-    RECORD["kernels"].clear()
+    first_launch = len(RECORD["launches"])
     eager_net, compiled_net = model(dtype), model(dtype)
     eager, compiled = make_optimizer(cls, eager_net, False, options), make_optimizer(cls, compiled_net, True, options)
     lossy = dtype != torch.float32 or any(v == "int8" for v in options.values())
@@ -301,7 +341,8 @@ def run_case(cls, options: dict) -> dict:
     fell_back = [str(w.message) for w in caught if "compiled=True" in str(w.message)]
     if compiled._compile_failed or fell_back or not calls:
         raise RuntimeError(f"the compiled step ran eagerly: {fell_back[:1] or 'no compiled call'}")
-    result = dict(kernels=[[k.filename, k.inductor_meta["kernel_name"]] for k in RECORD["kernels"]], per_step=per_step, checks={})
+    kernels = list(dict.fromkeys(RECORD["launches"][first_launch:]))  # each kernel once, in launch order
+    result = dict(kernels=[[k.filename, k.inductor_meta["kernel_name"]] for k in kernels], per_step=per_step, checks={})
     if not lossy:
         result["checks"]["fp32"] = (*fp32_deviation(eager_net, compiled_net, eager, compiled), BOUNDS["fp32"])
     else:
@@ -315,6 +356,20 @@ def run_case(cls, options: dict) -> dict:
 # The bound on the plain fp32 run's deviation from the eager one; the low-precision runs' bound is the notebooks'
 # check_paths_on's: as close to an fp32 run as the eager step is, within twice its distance (+1e-4)
 BOUNDS = {"fp32": 1e-6}
+
+def show_compiled_errors() -> None:
+    "Print the traceback of an error in the compiled step, which the optimizer turns into a warning and the eager step"
+    make = optimi_nb.base.compiled_update_core
+    def traced(*args, **kwargs):
+        try: return make()(*args, **kwargs)
+        except Exception: traceback.print_exc(); raise
+    optimi_nb.base.compiled_update_core = lambda: traced
+
+def runs_eagerly(dtype: torch.dtype, cc: int) -> bool:
+    "Whether the optimizer runs the eager step instead of the compiled one on a GPU of compute capability `cc` (bf16 on a T4)"
+    refuses = getattr(optimi_nb.base, "inductor_refuses", None)
+    if refuses is not None: return refuses(dtype, (cc // 10, cc % 10))
+    return dtype == torch.bfloat16 and cc < 80  # Inductor's own rule (pytorch#129288)
 
 # --- the table ----------------------------------------------------------------------------------------------------------
 
@@ -332,6 +387,7 @@ def main() -> int:
               "reaches it and make the check give it a CUDA device's answer (as round_to):\n  " + "\n  ".join(unknown))
         return 2
     patch_for_cuda_kernels(); patch_interpreter()
+    if args.verbose: show_compiled_errors()
     classes = optimizer_classes()
     for name in args.optimizers or []:
         if name not in classes: parser.error(f"unknown optimizer {name!r}; optimi_nb exports {', '.join(classes)}")
@@ -340,15 +396,15 @@ def main() -> int:
           f"compiled=True, compiled for {', '.join(TARGETS[t] for t in args.targets)} and run in Triton's interpreter against "
           f"the eager step ({STEPS} steps of a 4-tensor model)", flush=True)
     targets = "".join(f" {TARGETS[t].split()[0]:>6}" for t in args.targets)
-    header = f"{'optimizer':<12} {'precision':<15} {'kernels':>7} {'calls':>5}{targets} {'fp32 dev':>9} {'weights':>9} {'θ+k':>9}  result"
+    header = f"{'optimizer':<12} {'precision':<15} {'kernels':>7} {'calls':>5}{targets} {'fp32 dev':>9} {'w:eager':>9} {'θ+k:eager':>9}  result"
     print(header); print("-" * len(header), flush=True)
     passed = failed = 0
-    failures, started = [], time.time()
+    failures, started, started_cpu = [], time.time(), time.process_time()
     for name, cls in classes.items():
         if args.optimizers and name not in args.optimizers: continue
         for precision, options in precisions(cls).items():
             if args.precisions and precision not in args.precisions: continue
-            case_start = time.time()
+            case_start, case_cpu, worker_cpu = time.time(), time.process_time(), worker.cpu
             try:
                 result = run_case(cls, options)
                 compiled = worker.compile(result["kernels"], args.targets)
@@ -362,7 +418,8 @@ def main() -> int:
             cells, errors = [], []
             for cc in args.targets:
                 rows = [r for r in compiled if r[2] == cc]
-                cells.append(f"{sum(r[3] for r in rows)}/{sum(r[4] for r in rows)}")
+                eager_there = runs_eagerly(options["dtype"], cc)
+                cells.append(f"{sum(r[3] for r in rows)}/{sum(r[4] for r in rows)}" + ("*" if eager_there else ""))
                 errors += [f"{r[1]} for sm_{cc}: {r[5]}" for r in rows if r[5]]
             checks = result["checks"]
             over = [f"{what} (bound {bound:.2e})" for value, what, bound in checks.values() if not value <= bound]
@@ -372,20 +429,25 @@ def main() -> int:
             failures += [f"{name} {precision}: {p}" for p in problems]
             launches = "/".join(map(str, sorted({n for n, _ in result["per_step"]})))
             calls = "/".join(map(str, sorted({c for _, c in result["per_step"]})))
-            cell = lambda key: f"{checks[key][0]:.1e}" if key == "fp32" else f"{checks[key][0] / max(checks[key][2] - 1e-4, 1e-30) * 2:.2f}"
+            def cell(key):
+                value, _, bound = checks[key]
+                if key == "fp32": return f"{value:.1e}"
+                return f"{value / ((bound - 1e-4) / 2):.2f}" if bound > 1e-4 else f"{value:.0e}:0"
             print(f"{name:<12} {precision:<15} {launches:>7} {calls:>5}" + "".join(f" {c:>6}" for c in cells)
                   + "".join(f" {cell(k) if k in checks else '-':>9}" for k in ("fp32", "weights", "θ+k"))
-                  + f"  {'ok' if good else 'FAILED'} ({time.time() - case_start:.0f} s)", flush=True)
+                  + f"  {'ok' if good else 'FAILED'} ({time.time() - case_start:.0f} s, "
+                  f"CPU {time.process_time() - case_cpu + worker.cpu - worker_cpu:.0f} s)", flush=True)
             if args.verbose:
                 for path, kernel in result["kernels"]: print(f"    {kernel}: {path}")
     print(f"\nkernels: Triton kernels launched per optimizer step; calls: compiled update calls per step (one per bucket of tensors "
           f"sharing a device, dtype and step; one per tensor under stochastic rounding). sm_XX: launch configurations compiled "
           f"to a cubin for that GPU / configurations Inductor gave the kernels. After {STEPS} steps: fp32 dev: the compiled "
           f"weights' and state's largest deviation from the eager step's, relative to each tensor's largest value (bound "
-          f"{BOUNDS['fp32']:g}); weights, θ+k: the low-precision compiled run's distance from an fp32 run over the eager "
+          f"{BOUNDS['fp32']:g}); w:eager, θ+k:eager: the low-precision compiled run's distance from an fp32 run over the eager "
           f"run's (of the weights, and of their exact value θ + kahan_comp), the bound of the notebooks' check_paths_on: "
-          f"at most 2 (+1e-4 absolute). On sm_75 (T4) the bf16 kernels compile, but Inductor declines bf16 graphs below "
-          f"compute capability 8.0 (pytorch#129288), so a T4 runs those steps eagerly. {time.time() - started:.0f} s in all.")
+          f"at most 2 (+1e-4 absolute). *: the kernels compile for this GPU, but Inductor declines bf16 graphs below compute "
+          f"capability 8.0 (pytorch#129288), so there the optimizer runs the eager step (optimi_nb.base.inductor_refuses). {time.time() - started:.0f} s in all "
+          f"(CPU: {time.process_time() - started_cpu + worker.cpu:.0f} s).")
     for line in failures: print("FAILED", line)
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 else 1

@@ -13,7 +13,7 @@ from .foreach import Tensors, add_
 # %% ../nbs/13_radam.ipynb #178399b1
 def radam_rectification(beta2: float, # β2
                         step: int, # t, from 1
-                       ) -> float | None:
+                       ) -> float | None: # r_t, or None for a momentum step
     "r_t, RAdam's variance rectification at step t; None while ρ_t ≤ 5, when RAdam takes a momentum step instead"
     rho_inf = 2 / (1 - beta2) - 1
     rho_t = rho_inf - 2 * step * beta2**step / (1 - beta2**step)

@@ -1,13 +1,18 @@
 """Open every page of the built site in headless Chromium, from disk (file://), and fail on what a reader would meet.
 
 Checks, on each page: no console error or uncaught exception, no failed or off-machine request, no KaTeX error or
-unrendered maths, every image loaded, no API signature or parameter table wider than its column, no raw Markdown in
-the rendered text; across the site: every relative link and anchor resolves, every README link to the site and every
-doc link in optimi_nb/_modidx.py resolves to a built page and anchor, every page is in the sidebar, and a search for
-"kahan" returns readable results. Needs Debian's `chromium` (apt-get install chromium); talks to it over the DevTools
-pipe, so no Python package beyond the standard library. Exit status 1 on any failure.
+unrendered maths, every image loaded, no stderr, error or traceback output and no warning printed in an output, no raw
+Markdown in the rendered text. Then at a desktop width and at a phone's (400 px): the page does not scroll sideways;
+nothing in the text column runs past it or is clipped; code blocks and API docs (signature and parameter table) fit
+without sideways scrolling (printed outputs and wide tables may scroll in their own box); no word in a table is broken
+across lines and no table cell is too narrow to read; on the phone, a table of contents where the desktop page has one.
+Across the site: every relative link and anchor resolves, every README link to the site and every doc link in
+optimi_nb/_modidx.py resolves to a built page and anchor, every page is in the sidebar, the navbar shows the version
+and links to the repository (settings.ini), and searches find what they should (SEARCHES), readable, without raw TeX.
+Needs Debian's `chromium` (apt-get install chromium); talks to it over the DevTools pipe, so no Python package beyond
+the standard library. Exit status 1 on any failure.
 
-Usage: python3 tools/check_site.py [--site _docs] [--shots DIR [--shot-pages index base ...]] [--width 1400]"""
+Usage: python3 tools/check_site.py [--site _docs] [--shots DIR [--shot-pages index base ...]] [--width 1400] [--phone-width 400]"""
 import argparse, json, os, queue, re, shutil, subprocess, sys, tempfile, threading, time
 from pathlib import Path
 from urllib.parse import unquote, urldefrag, urlparse
@@ -285,9 +290,10 @@ SEARCH = r"""(async () => {
 })()"""
 
 
-# (query, a page#anchor it must find, among the first n results): a word in the text, a word that names a chapter's
-# subject more than its title does, and two words of which one names an API doc
-SEARCHES = [("kahan", "kahan.html", 3), ("bf16", "low_precision.html", 5), ("sgd momentum", "sgd.html#sgd", 3)]
+# (query, a page or page#anchor it must find among the first n results): a word in the text, a word that names a
+# chapter's subject more than its title does, two words of which one names an API doc, and words found in maths
+SEARCHES = [("kahan", "kahan.html", 3), ("bf16", "low_precision.html", 5), ("sgd momentum", "sgd.html#sgd", 3),
+            ("bias correction", "adam.html", 3)]
 # TeX a reader should not meet in a result: a command such as \frac or \beta, or a ^{...} or _{...} group
 RAW_TEX = re.compile(r"\\(?:[td]?frac|sqrt|hat|bar|tilde|text|math\w+|left|right|cdot|times|leftarrow|[lr]?Vert|top|sum|"
                      r"alpha|beta|gamma|delta|epsilon|eta|theta|lambda|mu|rho|sigma|phi|chi|nabla|partial|infty)(?![a-zA-Z])|[\^_]\{")

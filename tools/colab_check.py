@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TORCH = "torch==2.13.0"  # the CPU wheel; the version Colab's runtime has or close to it
 RUNNER = "nbclient ipykernel"
 RUN_ONE = r"""
-import copy, re, sys, nbformat, torch
+import re, sys, nbformat, torch
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 src, out, timeout = sys.argv[1], sys.argv[2], int(sys.argv[3])

@@ -4,7 +4,8 @@
 
 # %% auto #0
 __all__ = ['check_range', 'check_option', 'update_core', 'update_core_on_copy', 'inductor_refuses', 'compiled_update_core',
-           'as_real', 'torch_optimizer_kind', 'chunks_of', 'fresh_transients', 'parameters_doc', 'BaseOptimizer']
+           'as_real', 'torch_optimizer_kind', 'chunks_of', 'fresh_transients', 'parameters_doc', 'BaseOptimizer',
+           'native_low_precision']
 
 # %% ../nbs/00_base.ipynb #af462c87
 import functools, inspect, math, numbers, warnings
@@ -230,10 +231,10 @@ class BaseOptimizer(Optimizer):
                                 f"parameter of shape {tuple(complex_param.shape)})")
         group = {**self.defaults, **param_group}
         if group["decouple_lr"] and group["max_lr"] is None: param_group["max_lr"] = group["lr"]
+        self.validate({**group, **param_group})
         if group["kahan_precision"] and not any(p.dtype in LOW_PRECISION for p in params):
             raise ValueError(f"kahan_precision={group['kahan_precision']!r} stores the Kahan compensation of bf16/fp16 weights, and "
                              f"this param group's are {sorted({str(p.dtype) for p in params})}: set it to None for this group")
-        self.validate({**group, **param_group})
         if not getattr(self, "_constructing", False): warn_if_high_decay([group])
         super().add_param_group(param_group)
         if getattr(self, "_release", None) is not None:  # added while gradient release hooks run: hook what trains already
@@ -259,6 +260,9 @@ class BaseOptimizer(Optimizer):
         "A new parameter's state: a step count, zeroed buffers (8-bit where `state_precision` says), and `kahan_comp` for a compensated bf16/fp16 parameter"
         state = {"step": 0}
         for name in self.buffer_names(group): state |= new_state_buffer(name, param, group["state_precision"])
+        if not self.supports_complex and hasattr(param, "to_local") and any(k.endswith("_scale") for k in state):
+            raise TypeError(f"{type(self).__name__}'s update needs whole matrices, and under FSDP2 an 8-bit state holds one rank's "
+                            "shard (codes and scales of the local rows): use state_precision=None with FSDP2")
         if uses_kahan(param, group["kahan_sum"]) and not group["stochastic_rounding"]:
             int8 = group["kahan_precision"] == "int8"
             state["kahan_comp"] = torch.zeros_like(param, dtype=torch.int8 if int8 else param.dtype, memory_format=torch.preserve_format)
@@ -556,3 +560,10 @@ def _step_unreleased(self: BaseOptimizer) -> None:
         self._step_param(param)
         param.grad = None
         self._release_later_param(param)
+
+# %% ../nbs/00_base.ipynb #3f09029d
+def native_low_precision(device: torch.device | str, # where training runs
+                        ) -> torch.dtype:
+    "The 16-bit float `device` computes natively: bf16, but fp16 on an NVIDIA GPU below compute capability 8.0 (a T4), where bf16 is emulated"
+    capability = BaseOptimizer._gpu_capability(torch.device(device))
+    return torch.float16 if capability is not None and capability < (8, 0) else torch.bfloat16

@@ -23,7 +23,7 @@ MODULE_TO_DIST = {"yaml": "pyyaml", "PIL": "pillow", "sklearn": "scikit-learn"} 
 PREINSTALLED = {"torch", "optimi_nb", "IPython"}  # Colab has torch and IPython; optimi_nb is always installed first
 # installed with it, at the versions settings.ini pins (nbdev 2 needs execnb<0.2); numpy because fastcore's test_eq compares
 # tensors through it, and PyTorch does not install it (Colab has it, a bare Python with torch may not)
-COMPANIONS = {"nbdev": ["execnb", "fastcore", "numpy"], "fastcore": ["numpy"]}
+COMPANIONS = {"nbdev": ["execnb", "fastcore", "numpy"], "fastcore": ["numpy"], "transformers": ["accelerate"]}  # Trainer needs accelerate
 
 
 def settings() -> dict:
@@ -85,6 +85,13 @@ def install_cell(nb: dict, name: str, cfg: dict) -> str:
              "_needs = {" + ", ".join(f'"{m}": {r}' for m, r in reqs.items()) + "}",
              "_missing = [req for mod, req in _needs.items() if importlib.util.find_spec(mod) is None]",
              'if _missing: subprocess.run([sys.executable, "-m", "pip", "install", "-q", *_missing], check=True); importlib.invalidate_caches()']
+    lines += ["# What the chapter runs on. On a GPU below compute capability 8.0 (Colab's free T4) bf16 is emulated and",
+              "# torch.compile does not compile it: the chapters' GPU cells train in fp16 there (optimi_nb.base.native_low_precision)",
+              "import torch",
+              "_gpu = (f\"{torch.cuda.get_device_name()}, compute capability {'.'.join(map(str, torch.cuda.get_device_capability()))}\"",
+              '        if torch.cuda.is_available() else "none, running on the CPU")',
+              '_triton = importlib.util.find_spec("triton") and __import__("triton").__version__',
+              'print(f"torch {torch.__version__}, triton {_triton or \'not installed\'}; GPU: {_gpu}")']
     files = CHECKOUT_FILES.get(name)
     if files:
         lines += ["# Files of the repository this chapter reads, fetched next to the notebook outside a checkout",

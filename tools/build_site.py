@@ -230,6 +230,12 @@ def signature_table(block: str, live: inspect.Signature | None = None) -> tuple[
     return f"```python\n{sig}\n```\n", "\n".join(rows) + "\n"
 
 
+def no_superscript(md: str) -> str:
+    """Escape `^` outside code and maths in a docstring or docment: `w_t = t^r·γ_max^p` is plain text from Python, not
+    Pandoc's `^superscript^`"""
+    return "".join(part if part[:1] in "`$" else part.replace("^", "\\^") for part in re.split(r"(`[^`]*`|\$[^$]*\$)", md))
+
+
 def tabulate_signatures(proc: Path) -> int:
     """Rewrite every show_doc output of the processed notebooks with `signature_table`: the short signature where the code
     block was, the table after the docstring; return how many were rewritten"""
@@ -246,8 +252,8 @@ def tabulate_signatures(proc: Path) -> int:
                 parts = signature_table(block[1], live_signature(text))
                 if parts is None: continue
                 n += 1
-                text = text[:block.start()] + parts[0] + text[block.end():]
-                out["data"]["text/markdown"] = text.rstrip("\n") + "\n\n" + parts[1] if parts[1] else text
+                text = text[:block.start()] + parts[0] + no_superscript(text[block.end():])
+                out["data"]["text/markdown"] = text.rstrip("\n") + "\n\n" + no_superscript(parts[1]) if parts[1] else text
         path.write_text(json.dumps(nb, indent=1))
     return n
 

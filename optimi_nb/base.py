@@ -43,7 +43,10 @@ def check_range(name: str, # the hyperparameter's name, for the message
         raise ValueError(f"Invalid {name}: {value!r} (expected {lower}{name}{upper})")
 
 # %% ../nbs/00_base.ipynb #054fe6ff
-def check_option(name: str, value, allow_none: bool = False) -> None:
+def check_option(name: str, # the option's name, for the message
+                 value, # its value
+                 allow_none: bool = False, # accept None too (an automatic choice)
+                ) -> None:
     "Raise a `TypeError` unless `value` is a bool (or None, when `allow_none`)"
     if not (isinstance(value, bool) or (allow_none and value is None)):
         raise TypeError(f"{name} must be {'True, False or None' if allow_none else 'True or False'}, got {value!r}")
@@ -54,7 +57,8 @@ def update_core(update: Callable, # the optimizer's update rule
                 accumulate: bool, # optimizer accumulation: update the state only
                 group: dict, # the param group (its lr may be a 0-dim tensor in compiled code)
                 scalars: dict, # the step's scalars, from `step_scalars`
-                param: Tensors, grad: Tensors, # weights, and gradients (scratch space once used)
+                param: Tensors, # weights
+                grad: Tensors, # gradients (scratch space once used)
                 buffers: list, # the state buffers `update` takes: tensors, or `Quantized` ones (8-bit)
                 kahan_comp: Tensors | Residual | None, # the Kahan compensation of compensated parameters, or its int8 `Residual`
                 rounding_buffer: Tensors | None, # the fp32 update of a stochastically rounded parameter
@@ -198,7 +202,9 @@ class BaseOptimizer(Optimizer):
         "While gradient release hooks run, a GradScaler hands `step()` its scale instead of unscaling, and `step()` refuses it"
         return self._release is not None
 
-    def validate(self, group: dict) -> None:
+    def validate(self,
+                 group: dict, # a param group with every hyperparameter filled in
+                ) -> None:
         "Raise a clear error for any hyperparameter of `group` outside its valid range"
         for name in ("lr", "weight_decay", "eps"):
             if name in group: check_range(name, group[name])
@@ -240,23 +246,40 @@ class BaseOptimizer(Optimizer):
         if getattr(self, "_release", None) is not None:  # added while gradient release hooks run: hook what trains already
             for param in self.param_groups[-1]["params"]: self._release_later_param(param)
 
-    def buffer_names(self, group: dict) -> tuple[str, ...]:
+    def buffer_names(self,
+                     group: dict, # the parameter's param group
+                    ) -> tuple[str, ...]:
         "Names of the state buffers `update` takes, in order (an optimizer may make them depend on `group`)"
         return self.state_names
 
-    def step_scalars(self, group: dict, step: int) -> dict:
+    def step_scalars(self,
+                     group: dict, # the param group
+                     step: int, # t, counting from 1
+                    ) -> dict:
         "The keyword scalars `update` needs at step `step` besides `lr`, computed once per bucket"
         return {}
 
     @staticmethod
-    def weight_decay_(group: dict, param: Tensors, grad: Tensors, kahan_comp: Tensors | None) -> None:
+    def weight_decay_(group: dict, # the param group: its decay settings
+                      param: Tensors, # weights
+                      grad: Tensors, # gradients (L2 decay adds λθ to them)
+                      kahan_comp: Tensors | None, # the Kahan buffer that decoupled decay goes through, if any
+                     ) -> None:
         "Apply the group's weight decay before the update (a staticmethod, overridden by optimizers with a rule of their own)"
         weight_decay.weight_decay_(group, param, grad, kahan_comp)
 
-    def after_update_(self, group: dict, param: Tensors, state: dict, step: int) -> None:
+    def after_update_(self,
+                      group: dict, # the param group
+                      param: Tensors, # weights, just updated
+                      state: dict, # their state (lists of tensors for a foreach bucket)
+                      step: int, # t, counting from 1
+                     ) -> None:
         "Work after the weights are updated and committed (Ranger's lookahead); nothing by default"
 
-    def init_state(self, param: Tensor, group: dict) -> dict:
+    def init_state(self,
+                   param: Tensor, # the parameter
+                   group: dict, # its param group
+                  ) -> dict:
         "A new parameter's state: a step count, zeroed buffers (8-bit where `state_precision` says), and `kahan_comp` for a compensated bf16/fp16 parameter"
         state = {"step": 0}
         for name in self.buffer_names(group): state |= new_state_buffer(name, param, group["state_precision"])
@@ -272,14 +295,19 @@ class BaseOptimizer(Optimizer):
         "torch.optim's state dict, plus the optimizer's class name and the seed of stochastic rounding"
         return super().state_dict() | {"optimizer": type(self).__name__, "rounding_seed": self.rounding_seed}
 
-    def group_from_torch(self, group: dict) -> dict:
+    def group_from_torch(self,
+                         group: dict, # a param group of a torch.optim state dict
+                        ) -> dict:
         "A torch.optim param group's hyperparameters under our names (extended by optimizers whose names differ)"
         if group.get("amsgrad"): raise ValueError("the state dict uses amsgrad=True, which optimi_nb does not implement")
         ours = {key: value for key, value in group.items() if key in self.defaults or key == "params"}
         if "decoupled_weight_decay" in group: ours["decouple_wd"] = group["decoupled_weight_decay"]
         return ours
 
-    def state_from_torch(self, state: dict, group: dict) -> dict:
+    def state_from_torch(self,
+                         state: dict, # a parameter's state in a torch.optim state dict
+                         group: dict, # its param group, under our names
+                        ) -> dict:
         "A parameter's torch.optim state as ours: overridden by optimizers with a `torch_counterpart`"
         raise NotImplementedError
 

@@ -56,21 +56,32 @@ def add_(x: Tensors, # updated in place
         for xi in x: xi.add_(other)
     else: torch._foreach_add_(x, other)
 
-def addcmul_(x: Tensors, t1: Tensors, t2: Tensors, value: float | Tensor = 1) -> None:
+def addcmul_(x: Tensors, # updated in place
+             t1: Tensors, # first factor
+             t2: Tensors, # second factor
+             value: float | Tensor = 1, # factor on the product; a 0-dim tensor only in compiled code
+            ) -> None:
     "In place `x += value * t1 * t2`: `Tensor.addcmul_` on a tensor, `torch._foreach_addcmul_` on a list"
     if isinstance(value, Tensor):
         for xi, a, b in _each(x, t1, t2): xi.add_(a.float() * b * value)
     elif not isinstance(x, list): x.addcmul_(t1, t2, value=value)
     else: torch._foreach_addcmul_(x, t1, t2, value=value)
 
-def addcdiv_(x: Tensors, t1: Tensors, t2: Tensors, value: float | Tensor = 1) -> None:
+def addcdiv_(x: Tensors, # updated in place
+             t1: Tensors, # numerator
+             t2: Tensors, # denominator
+             value: float | Tensor = 1, # factor on the quotient; a 0-dim tensor only in compiled code
+            ) -> None:
     "In place `x += value * t1 / t2`: `Tensor.addcdiv_` on a tensor, `torch._foreach_addcdiv_` on a list"
     if isinstance(value, Tensor):
         for xi, a, b in _each(x, t1, t2): xi.add_(a.float() / b * value)
     elif not isinstance(x, list): x.addcdiv_(t1, t2, value=value)
     else: torch._foreach_addcdiv_(x, t1, t2, value=value)
 
-def lerp_(x: Tensors, end: Tensors, weight: float | Tensor) -> None:
+def lerp_(x: Tensors, # updated in place
+          end: Tensors, # the values `x` moves towards
+          weight: float | Tensor, # the fraction of the way it moves; a 0-dim tensor only in compiled code
+         ) -> None:
     "In place `x += weight * (end - x)`: `Tensor.lerp_` on a tensor, `torch._foreach_lerp_` on a list"
     if isinstance(weight, Tensor):
         for xi, ei in _each(x, end): xi.lerp_(ei, weight)

@@ -36,12 +36,16 @@ def kahan_commit_(param: Tensors, # weights, updated in place
 SPLITTERS = {torch.bfloat16: 2.0**16 + 1, torch.float16: 2.0**13 + 1}  # 2^(24-p) + 1 for p significant bits
 DROPPED_BITS = {torch.bfloat16: 16, torch.float16: 13}  # fp32 significand bits that bf16 and fp16 do not keep
 
-def round_by_splitting(x: Tensor, dtype: torch.dtype) -> Tensor:
+def round_by_splitting(x: Tensor, # fp32 values
+                       dtype: torch.dtype, # torch.bfloat16 or torch.float16
+                      ) -> Tensor:
     "fp32 `x` rounded to the nearest `dtype` number, kept in fp32, by Veltkamp's splitting (exact unless multiply-adds are fused)"
     c = x * SPLITTERS[dtype]
     return c - (c - x)
 
-def round_by_bits(x: Tensor, dtype: torch.dtype) -> Tensor:
+def round_by_bits(x: Tensor, # fp32 values
+                  dtype: torch.dtype, # torch.bfloat16 or torch.float16
+                 ) -> Tensor:
     "fp32 `x` rounded to the nearest `dtype` number (ties to even), kept in fp32, by integer arithmetic on its bits"
     dropped = DROPPED_BITS[dtype]
     bits = x.view(torch.int32)

@@ -33,16 +33,19 @@ def from_blocks(blocks: Tensor, # (blocks, BLOCK_SIZE) values
     "The inverse of `as_blocks`: the first `like.numel()` values, shaped and typed like `like`"
     return blocks.reshape(-1)[:like.numel()].view(like.shape).to(like.dtype)
 
-def quantized_numel(numel: int) -> int:
+def quantized_numel(numel: int, # the tensor's number of elements
+                   ) -> int:
     "How many codes a tensor of `numel` elements keeps: whole blocks"
     return -(-numel // BLOCK_SIZE) * BLOCK_SIZE
 
 # %% ../nbs/05_quantized_storage.ipynb #0e7fcba7
-def compand(x: Tensor) -> Tensor:
+def compand(x: Tensor, # values in [-1, 1]
+           ) -> Tensor:
     "φ(x) = 2x/(1+|x|): [-1, 1] onto itself, with twice the resolution near 0"
     return 2 * x / (1 + x.abs())
 
-def expand(y: Tensor) -> Tensor:
+def expand(y: Tensor, # companded values in [-1, 1]
+          ) -> Tensor:
     "φ⁻¹(y) = y/(2-|y|), the inverse of `compand`"
     return y / (2 - y.abs())
 
@@ -148,11 +151,13 @@ def encode_residuals_(stored: Residual, # int8 residuals, overwritten
     for codes, k, p in _each(stored.codes, comp, param): codes.copy_(encode_residual(k, p))
 
 # %% ../nbs/05_quantized_storage.ipynb #45aa06d0
-def real_view(x: Tensor) -> Tensor:
+def real_view(x: Tensor, # any tensor
+             ) -> Tensor:
     "A complex tensor as pairs of reals; any other as it is"
     return torch.view_as_real(x) if x.is_complex() else x
 
-def local(x: Tensor) -> Tensor:
+def local(x: Tensor, # a tensor, or an FSDP2 DTensor
+         ) -> Tensor:
     "The local shard of an FSDP2 DTensor, which codes and scales are made for; any other tensor as it is"
     return x.to_local() if hasattr(x, "to_local") else x
 

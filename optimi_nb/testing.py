@@ -56,7 +56,8 @@ def train(model: nn.Module, # the model to train in place
         losses.append(loss.item())
     return losses
 
-def weights(model: nn.Module) -> list[Tensor]:
+def weights(model: nn.Module, # a trained model
+           ) -> list[Tensor]:
     "Copies of `model`'s parameters, in order, on the CPU"
     return [p.detach().to("cpu", copy=True) for p in model.parameters()]
 
@@ -93,7 +94,9 @@ def train_pair(ours: Callable[[nn.Module], Callable], # model -> step function, 
     train(a, ours(a), steps); train(b, reference(b), steps)
     return weights(a), weights(b)
 
-def max_difference(a: list[Tensor], b: list[Tensor]) -> float:
+def max_difference(a: list[Tensor], # tensors
+                   b: list[Tensor], # tensors of the same shapes
+                  ) -> float:
     "The largest absolute difference between corresponding elements of two lists of tensors, in float64"
     return max((x.double() - y.double()).abs().max().item() for x, y in zip(a, b))
 
@@ -151,7 +154,10 @@ def check_paths_on(device: str, # where to train, e.g. "cuda"
 # %% ../nbs/04_testing.ipynb #2bfb68ba
 class ComplexAffine(nn.Module):
     "z ↦ Wz + b with complex W (4×3) and b, held as complex tensors or, with `pairs_of_reals`, as real (..., 2) tensors"
-    def __init__(self, pairs_of_reals: bool = False, seed: int = 0):
+    def __init__(self,
+                 pairs_of_reals: bool = False, # hold each complex weight as a pair of real parameters
+                 seed: int = 0, # seed of the initialisation
+                ):
         super().__init__()
         gen = torch.Generator().manual_seed(seed)
         weight, bias = torch.randn(4, 3, dtype=torch.complex64, generator=gen), torch.randn(4, dtype=torch.complex64, generator=gen)
@@ -211,7 +217,9 @@ def continue_from_torch(make_ours: Callable[..., torch.optim.Optimizer], # make_
     train(switched, ours.step, steps, first_batch=steps)
     return weights(model), weights(switched)
 
-def max_relative_difference(a: list[Tensor], b: list[Tensor]) -> float:
+def max_relative_difference(a: list[Tensor], # tensors
+                            b: list[Tensor], # the reference tensors, of the same shapes
+                           ) -> float:
     "The largest absolute difference between corresponding elements, relative to the largest magnitude in `a`"
     return max_difference(a, b) / max(x.double().abs().max().item() for x in a)
 
@@ -252,7 +260,10 @@ def char_batch(i: int, # which batch
     starts = torch.randint(0, len(source) - CONTEXT - 1, (size,), generator=torch.Generator().manual_seed(i))
     return torch.stack([source[s:s + CONTEXT] for s in starts]), source[starts + CONTEXT]
 
-def char_model(dtype: torch.dtype = torch.float32, seed: int = 0, hidden: int = 256) -> nn.Module:
+def char_model(dtype: torch.dtype = torch.float32, # dtype of the weights
+               seed: int = 0, # seed of the initialisation
+               hidden: int = 256, # width of the hidden layers
+              ) -> nn.Module:
     "An embedding, a GELU hidden layer and an output layer over the vocabulary, initialised by `seed`"
     vocab, _ = char_data()
     with torch.random.fork_rng():
@@ -261,7 +272,8 @@ def char_model(dtype: torch.dtype = torch.float32, seed: int = 0, hidden: int = 
                               nn.Linear(hidden, len(vocab)))
     return model.to(dtype)
 
-def char_eval_loss(model: nn.Module) -> float:
+def char_eval_loss(model: nn.Module, # a character model
+                  ) -> float:
     "Cross-entropy of `model` on 2048 held-out windows, computed in fp32"
     device = next(model.parameters()).device
     with torch.no_grad():

@@ -11,7 +11,8 @@ from torch import nn
 from .foreach import Tensors, add_, mul_
 
 # %% ../nbs/01_weight_decay.ipynb #440c0658
-def decay_fraction(group: dict) -> float:
+def decay_fraction(group: dict, # a param group: lr, weight_decay, decouple_lr, max_lr
+                  ) -> float:
     "The fraction of each weight that decoupled decay removes this step: γλ, or γλ/γ_max with `decouple_lr`"
     if group["decouple_lr"]: return group["lr"] / group["max_lr"] * group["weight_decay"]
     return group["lr"] * group["weight_decay"]

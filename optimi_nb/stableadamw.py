@@ -15,7 +15,7 @@ from .weight_decay import decay_fraction
 def rms_lr_scale(grad: Tensors, # gradients
                  exp_avg_sq: Tensors, # v, already updated with this gradient
                  eps: float, # ε; the ratio's floor is ε²
-                ) -> Tensors:
+                ) -> Tensors: # the lr's factor 1/max(1, RMS): a 0-dim fp32 tensor per gradient tensor
     "1/max(1, RMS) per tensor, RMS = √mean(g²/max(v, ε²)), computed in fp32, as a 0-dim tensor (a list of them for a list)"
     if isinstance(grad, list): return [rms_lr_scale(g, v, eps) for g, v in zip(grad, exp_avg_sq)]
     ratio = grad.float().square().div_(exp_avg_sq.float().clamp_min(eps**2))

@@ -32,7 +32,7 @@ with Kahan summation, their exact value θ + kahan_comp) at most twice as far fr
 Pinned to torch 2.13.0 and triton 3.9.0: it patches Inductor and Triton internals, and on other versions it stops with
 a message rather than check the wrong thing. A missing triton is installed with pip. Prints a table and `N passed, N
 failed`; exit status 0 when every row passed. CPU only."""
-import argparse, importlib.util, inspect, json, os, re, subprocess, sys, tempfile, time, traceback, warnings
+import argparse, atexit, importlib.util, inspect, json, os, re, shutil, subprocess, sys, tempfile, time, traceback, warnings
 from pathlib import Path
 
 PINNED = {"torch": "2.13.0", "triton": "3.9.0"}
@@ -48,6 +48,8 @@ WORKER = "--compile-worker" in sys.argv  # the process that compiles for the GPU
 if not WORKER:
     os.environ["TRITON_INTERPRET"] = "1"  # read when triton.jit decorates a kernel: set before anything imports triton
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="triton_check_")  # every kernel generated afresh
+    if "-v" not in sys.argv and "--verbose" not in sys.argv:  # -v prints where the kernels are: keep them
+        atexit.register(shutil.rmtree, os.environ["TORCHINDUCTOR_CACHE_DIR"], ignore_errors=True)
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # triton 3.9's default, stated so that it does not warn
 sys.path.insert(0, str(ROOT))
 
@@ -71,14 +73,12 @@ import torch._inductor.config as inductor_config
 import torch._inductor.runtime.triton_helpers as triton_helpers
 from torch._inductor.graph import GraphLowering
 from torch._inductor.runtime import triton_heuristics
-from torch._inductor.runtime.hints import DeviceProperties
 from triton.backends.compiler import GPUTarget
 from triton.backends.driver import DriverBase
 from triton.compiler import ASTSource
 from triton.language.extra import libdevice
 from triton.runtime import interpreter
 from triton.runtime.driver import driver
-from triton.runtime.jit import JITFunction
 
 import optimi_nb
 from optimi_nb.base import BaseOptimizer

@@ -20,7 +20,7 @@ EXPORT_MARK = "# Inside a checkout only (not in Colab): regenerate optimi_nb/ fr
 # Files of the checkout a chapter reads, by notebook: the name next to the notebook -> the path in the repository
 CHECKOUT_FILES = {"40_speed.ipynb": {"benchmark_cpu.json": "nbs/benchmark_cpu.json", "benchmark.py": "tools/benchmark.py"}}
 MODULE_TO_DIST = {"yaml": "pyyaml", "PIL": "pillow", "sklearn": "scikit-learn"}  # the few imports named unlike their package
-PREINSTALLED = {"torch", "optimi_nb", "IPython"}  # Colab has torch and IPython; optimi_nb is always installed first
+PREINSTALLED = {"torch", "optimi_nb", "IPython", "fastai"}  # Colab has torch, IPython and fastai; optimi_nb is always installed first
 # installed with it, at the versions settings.ini pins (nbdev 2 needs execnb<0.2); numpy because fastcore's test_eq compares
 # tensors through it, and PyTorch does not install it (Colab has it, a bare Python with torch may not)
 COMPANIONS = {"nbdev": ["execnb", "fastcore", "numpy"], "fastcore": ["numpy"], "transformers": ["accelerate"]}  # Trainer needs accelerate
@@ -85,8 +85,8 @@ def install_cell(nb: dict, name: str, cfg: dict) -> str:
              "_needs = {" + ", ".join(f'"{m}": {r}' for m, r in reqs.items()) + "}",
              "_missing = [req for mod, req in _needs.items() if importlib.util.find_spec(mod) is None]",
              'if _missing: subprocess.run([sys.executable, "-m", "pip", "install", "-q", *_missing], check=True); importlib.invalidate_caches()']
-    lines += ["# What the chapter runs on. On a GPU below compute capability 8.0 (Colab's free T4) bf16 is emulated and",
-              "# torch.compile does not compile it: the chapters' GPU cells train in fp16 there (optimi_nb.base.native_low_precision)",
+    lines += ["# What the chapter runs on. A GPU below compute capability 8.0 (Colab's free T4) emulates bf16 and torch.compile does",
+              "# not compile bf16 for it: a compiled bf16 step warns once and runs eager; fp16 compiles (optimi_nb.base.native_low_precision)",
               "import torch",
               "_gpu = (f\"{torch.cuda.get_device_name()}, compute capability {'.'.join(map(str, torch.cuda.get_device_capability()))}\"",
               '        if torch.cuda.is_available() else "none, running on the CPU")',

@@ -238,9 +238,10 @@ class BaseOptimizer(Optimizer):
         group = {**self.defaults, **param_group}
         if group["decouple_lr"] and group["max_lr"] is None: param_group["max_lr"] = group["lr"]
         self.validate({**group, **param_group})
-        if group["kahan_precision"] and not any(p.dtype in LOW_PRECISION for p in params):
+        tensors = [p[1] if isinstance(p, tuple) else p for p in params]  # (name, parameter) pairs, as muon_param_groups gives
+        if group["kahan_precision"] and not any(p.dtype in LOW_PRECISION for p in tensors):
             raise ValueError(f"kahan_precision={group['kahan_precision']!r} stores the Kahan compensation of bf16/fp16 weights, and "
-                             f"this param group's are {sorted({str(p.dtype) for p in params})}: set it to None for this group")
+                             f"this param group's are {sorted({str(p.dtype) for p in tensors})}: set it to None for this group")
         if not getattr(self, "_constructing", False): warn_if_high_decay([group])
         super().add_param_group(param_group)
         if getattr(self, "_release", None) is not None:  # added while gradient release hooks run: hook what trains already

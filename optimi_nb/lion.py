@@ -20,11 +20,12 @@ def lion_update(param: Tensors, # weights
                 lr: float, # γ
                 beta1: float, # β1, the interpolation weight of the step
                 beta2: float, # β2, the decay of m
+                average_weight: float, # (1-β2)/(1-β1), how far m moves towards u: one number, not a quotient of rounded betas
                ) -> None:
     "Lion: step by -γ·sign(β1·m + (1-β1)·g), then m ← β2·m + (1-β2)·g"
     if target is None: return lerp_(exp_avg, grad, 1 - beta2)  # optimizer accumulation: the average only
     lerp_(grad, exp_avg, beta1)                      # grad's buffer ← u = β1·m + (1-β1)·g
-    lerp_(exp_avg, grad, (1 - beta2) / (1 - beta1))  # m ← m + (1-β2)/(1-β1)·(u - m) = β2·m + (1-β2)·g
+    lerp_(exp_avg, grad, average_weight)  # m ← m + (1-β2)/(1-β1)·(u - m) = β2·m + (1-β2)·g
     sign_(grad)
     add_(target, grad, alpha=-lr)
 
@@ -54,6 +55,6 @@ class Lion(BaseOptimizer):
                          stochastic_rounding=stochastic_rounding, compiled=compiled, maximize=maximize, state_precision=state_precision, kahan_precision=kahan_precision, betas=betas)
 
     def step_scalars(self, group: dict, step: int) -> dict:
-        "The betas, as they are: Lion has no bias correction"
+        "The betas, as they are (Lion has no bias correction), and m's weight towards u, (1-β2)/(1-β1), computed once in double precision"
         beta1, beta2 = group["betas"]
-        return dict(beta1=beta1, beta2=beta2)
+        return dict(beta1=beta1, beta2=beta2, average_weight=(1 - beta2) / (1 - beta1))

@@ -34,6 +34,8 @@ print("\n".join(r for r in wanted if not r.startswith(docs_only) and not (r.star
 # are there. PIP_CONSTRAINT= : this machine's pip configuration may cap torch; the venv asks for one exact release.
 echo "test_torch: torch==$VERSION and the requirements in $VENV"
 PIP_CONSTRAINT= "$PY" -m pip install -q ${PIP_ARGS:-} "torch==$VERSION" "$numpy" $requirements
+fastai=$(sed -n 's/.*install --no-deps \(fastai==[0-9.]*\).*/\1/p' tools/setup.sh)  # as tools/setup.sh installs it: without torchvision
+PIP_CONSTRAINT= "$PY" -m pip install -q --no-deps ${PIP_ARGS:-} "$fastai"
 
 versions=$("$PY" -c "import platform, torch; print(f'torch {torch.__version__}, Python {platform.python_version()}')")
 echo "test_torch: $versions, CPU only"

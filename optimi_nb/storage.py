@@ -14,7 +14,7 @@ from typing import NamedTuple
 import torch
 import torch.nn.functional as F
 from torch import Tensor
-from .foreach import Tensors
+from .foreach import Tensors, _each  # _each: a bucket's lists zipped, or single tensors wrapped
 
 # %% ../nbs/05_quantized_storage.ipynb #aba1f65c
 BLOCK_SIZE = 256  # elements per block; each block has one fp32 scale, 1/64 byte per element
@@ -116,10 +116,6 @@ class Residual(NamedTuple):
     "The Kahan compensation of bf16/fp16 weights stored as an int8 residual (a tensor, or a list for a foreach bucket)"
     codes: Tensors
 
-def _each(*xs):
-    "Zip lists, or wrap single tensors, for a loop over a bucket's tensors"
-    return zip(*(x if isinstance(x, list) else [x] for x in xs))
-
 def decode_state(stored: Quantized, # a quantized state buffer
                  like: Tensors, # the parameters: shape and dtype of the working copy
                 ) -> Tensors:
@@ -193,11 +189,11 @@ def convert_storage(saved: dict, # a parameter's saved state
             if wants and not has: converted[name] = encode_residual(saved[name].to(param.device), param.detach())
             if has and not wants: converted[name] = decode_residual(saved[name].to(param.device), param.detach())
         elif wants and not has:
-            value = real_view(saved[name].to(param.device))
+            value = real_view(local(saved[name].to(param.device)))
             codes, scales = (encode_signed if name in SIGNED_STATES else encode_nonnegative)(value)
             converted[name], converted[f"{name}_scale"] = codes, scales
         elif has and not wants:
-            like = real_view(torch.empty_like(param, device=param.device, dtype=param.dtype))
+            like = real_view(local(param.detach()))  # the shape and dtype to decode into
             decoded = decode_state(Quantized(saved[name].to(param.device), saved[f"{name}_scale"].to(param.device)), like)
             converted[name] = torch.view_as_complex(decoded) if param.is_complex() else decoded
             del converted[f"{name}_scale"]

@@ -65,6 +65,7 @@ class Adam(BaseOptimizer):
     "Adam with bias correction folded into the betas, L2 or decoupled weight decay, and Kahan summation"
     state_names = ("exp_avg", "exp_avg_sq")
     update = staticmethod(adam_update)
+    elementwise_update = True
     torch_counterpart = "Adam"  # load_state_dict converts torch.optim.Adam's (and AdamW's) state dicts
 
     def __init__(self,

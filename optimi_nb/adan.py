@@ -49,6 +49,7 @@ class Adan(BaseOptimizer):
     "Adan, with Adan-style (proximal) or AdamW-style weight decay, and Kahan summation (automatic, as for every optimizer here)"
     state_names = ("exp_avg", "exp_avg_diff", "exp_avg_sq", "prev_grad")
     update = staticmethod(adan_update)
+    elementwise_update = True
     num_betas = 3
 
     def __init__(self,

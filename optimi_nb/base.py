@@ -19,8 +19,8 @@ from torch.optim import Optimizer
 from .foreach import Tensors, foreach_by_default, mul_
 from .kahan import LOW_PRECISION, kahan_commit_, uses_kahan
 from .low_precision import stochastic_round_
-from .storage import (CHUNK_NUMEL, Quantized, Residual, convert_storage, decode_residuals, decode_state, encode_residuals_,
-                               encode_state_, local, new_state_buffer)
+from .storage import (Quantized, Residual, convert_storage, decode_residuals, decode_state, encode_residuals_, encode_state_,
+                               in_slices, local, new_state_buffer, slice_numel)
 from . import weight_decay
 from .weight_decay import warn_if_high_decay
 
@@ -144,6 +144,7 @@ class BaseOptimizer(Optimizer):
     update: Callable  # the update rule, a function of tensors or lists of tensors (see the toy optimizer above)
     num_betas: int = 2  # how many betas the optimizer takes, if it takes `betas`
     supports_complex: bool = True  # element-wise updates treat a complex number as a pair of reals, as torch.optim does
+    elementwise_update: bool = False  # True: each element's update reads only that element's values, so 8-bit states can be updated in slices
     torch_counterpart: str | None = None  # the torch.optim optimizer whose state dicts `load_state_dict` converts ('SGD', 'Adam', 'RAdam')
 
     def __init__(self,
@@ -284,12 +285,13 @@ class BaseOptimizer(Optimizer):
         "A new parameter's state: a step count, zeroed buffers (8-bit where `state_precision` says), and `kahan_comp` for a compensated bf16/fp16 parameter"
         state = {"step": 0}
         for name in self.buffer_names(group): state |= new_state_buffer(name, param, group["state_precision"])
-        if not self.supports_complex and hasattr(param, "to_local") and any(k.endswith("_scale") for k in state):
-            raise TypeError(f"{type(self).__name__}'s update needs whole matrices, and under FSDP2 an 8-bit state holds one rank's "
-                            "shard (codes and scales of the local rows): use state_precision=None with FSDP2")
         if uses_kahan(param, group["kahan_sum"]) and not group["stochastic_rounding"]:
             int8 = group["kahan_precision"] == "int8"
             state["kahan_comp"] = torch.zeros_like(param, dtype=torch.int8 if int8 else param.dtype, memory_format=torch.preserve_format)
+        eight_bit = any(k.endswith("_scale") for k in state) or ("kahan_comp" in state and state["kahan_comp"].dtype == torch.int8)
+        if eight_bit and not self.elementwise_update and hasattr(param, "to_local"):
+            raise TypeError(f"{type(self).__name__}'s update reads whole tensors, and under FSDP2 8-bit storage is decoded into one rank's "
+                            "shard, so the update would see only its rows: use state_precision=None and kahan_precision=None with FSDP2")
         return state
 
     def state_dict(self) -> dict:
@@ -389,15 +391,16 @@ class BaseOptimizer(Optimizer):
             rounding_buffer = torch.zeros_like(param, dtype=torch.float32)  # the update, gathered in fp32 (one tensor: see _step_group)
         buffers = [Quantized(state[name], state[f"{name}_scale"]) if f"{name}_scale" in state else state[name]
                    for name in self.buffer_names(group)]
+        to_local = lambda x: [local(t) for t in x] if isinstance(x, list) else local(x)
         if kahan_comp is not None and (kahan_comp[0] if isinstance(kahan_comp, list) else kahan_comp).dtype == torch.int8:
-            kahan_comp = Residual(kahan_comp)
+            kahan_comp = Residual(to_local(kahan_comp))
         if isinstance(kahan_comp, Residual) or any(isinstance(b, Quantized) for b in buffers):  # codes hold an FSDP2 shard's values
-            to_local = lambda x: [local(t) for t in x] if isinstance(x, list) else local(x)
             param, grad = to_local(param), to_local(grad)
             buffers = [b if isinstance(b, Quantized) else to_local(b) for b in buffers]
-        core_args = (self.update, self.weight_decay_, accumulate, group, scalars, param, grad, buffers, kahan_comp, rounding_buffer)
-        if group["compiled"] and not self._compile_failed: self._run_compiled(*core_args)
-        else: update_core(*core_args)
+        rule, tensors = (self.update, self.weight_decay_, accumulate, group, scalars), (param, grad, buffers, kahan_comp, rounding_buffer)
+        if group["compiled"] and not self._compile_failed: self._run_compiled(*rule, *tensors)
+        else:
+            for piece in self._slices(*tensors): update_core(*rule, *piece)
         if accumulate: return
         if rounding_buffer is not None: self._round_stochastically(param, rounding_buffer, grad, step)
         if isinstance(kahan_comp, Residual) and type(self).after_update_ is not BaseOptimizer.after_update_:
@@ -405,6 +408,15 @@ class BaseOptimizer(Optimizer):
             self.after_update_(group, param, state | {"kahan_comp": comp}, step)
             encode_residuals_(kahan_comp, comp, param)
         else: self.after_update_(group, param, state, step)
+
+    def _slices(self, param: Tensors, grad: Tensors, buffers: list, kahan_comp, rounding_buffer) -> list[tuple]:
+        "An eager update's tensors in slices of whole blocks (see Quantized storage) where a tensor with 8-bit states is larger than a slice and its update is element-wise; else whole"
+        tensors = (param, grad, buffers, kahan_comp, rounding_buffer)
+        stored = isinstance(kahan_comp, Residual) or any(isinstance(b, Quantized) for b in buffers)
+        if not (stored and self.elementwise_update and isinstance(param, Tensor) and param.numel() > slice_numel(param.device)): return [tensors]
+        plain = [param, grad, rounding_buffer, kahan_comp.codes if isinstance(kahan_comp, Residual) else kahan_comp, *buffers]
+        if not all(t.is_contiguous() for t in plain if isinstance(t, Tensor)): return [tensors]  # a flat view needs contiguous memory
+        return in_slices(*tensors, size=slice_numel(param.device))
 
     def _run_compiled(self, update, weight_decay_, accumulate, group, scalars, param, *tensors) -> None:
         "`update_core` through torch.compile, with lr and the step's scalars as 0-dim tensors; eager, with one warning, if compiling fails"
@@ -465,7 +477,9 @@ class BaseOptimizer(Optimizer):
         for (_, _, step, names), members in buckets.items():
             comp = members[0][1].get("kahan_comp")
             quantized = any(name.endswith("_scale") for name in names) or (comp is not None and comp.dtype == torch.int8)
-            for chunk in (chunks_of(members, CHUNK_NUMEL) if quantized else [members]):  # bounds the decoded copies
+            for chunk in (chunks_of(members, slice_numel(members[0][0].device, group["compiled"])) if quantized else [members]):  # bounds the decoded copies
+                if quantized and len(chunk) == 1:  # a tensor as large as a slice: updated by itself, in slices
+                    (p, state), = chunk; self._apply(group, p, p.grad, state, step, scalars[step]); continue
                 bucket, bucket_states = [p for p, _ in chunk], [s for _, s in chunk]
                 lists = {name: [s[name] for s in bucket_states] for name in names if name != "step"}
                 self._apply(group, bucket, [p.grad for p in bucket], lists, step, scalars[step])

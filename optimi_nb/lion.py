@@ -34,6 +34,7 @@ class Lion(BaseOptimizer):
     "Lion, with decoupled (or fully decoupled) weight decay and Kahan summation"
     state_names = ("exp_avg",)
     update = staticmethod(lion_update)
+    elementwise_update = True
 
     def __init__(self,
                  params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts

@@ -97,6 +97,7 @@ def average_weight(group: dict, # a param group, advanced to its current step
 # %% ../nbs/19_schedulefree.ipynb #904310c2
 class ScheduleFree(BaseOptimizer):
     "What SGDScheduleFree and AdamWScheduleFree share: the averaging weight, train and eval modes, and their checks"
+    elementwise_update = True
     def __init__(self, params, lr, weight_decay, decouple_wd, kahan_sum, foreach, gradient_release, stochastic_rounding,
                  compiled, maximize, state_precision, kahan_precision, warmup_steps, r, weight_lr_power, **hyperparameters) -> None:
         self._train_mode = True

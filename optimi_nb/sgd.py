@@ -36,6 +36,7 @@ def sgd_update(param: Tensors, # weights
 class SGD(BaseOptimizer):
     "Stochastic gradient descent with optional momentum, dampening, weight decay and Kahan summation"
     update = staticmethod(sgd_update)
+    elementwise_update = True
     torch_counterpart = "SGD"  # load_state_dict converts torch.optim.SGD's state dicts
 
     def __init__(self,

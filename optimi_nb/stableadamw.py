@@ -19,7 +19,7 @@ def rms_lr_scale(grad: Tensors, # gradients
     "1/max(1, RMS) per tensor, RMS = √mean(g²/max(v, ε²)), computed in fp32, as a 0-dim tensor (a list of them for a list)"
     if isinstance(grad, list): return [rms_lr_scale(g, v, eps) for g, v in zip(grad, exp_avg_sq)]
     ratio = grad.float().square().div_(exp_avg_sq.float().clamp_min(eps**2))
-    return ratio.mean().sqrt().clamp_min(1.0).reciprocal()
+    return ratio.sum().div(ratio.numel()).sqrt().clamp_min(1.0).reciprocal()  # not mean(): DTensor's averages the shards' means up to torch 2.9, wrong for uneven shards (pytorch#162692); sum() is exact
 
 # %% ../nbs/17_stableadamw.ipynb #f2f46b1e
 def stableadamw_update(param: Tensors, # weights
@@ -45,6 +45,7 @@ def stableadamw_update(param: Tensors, # weights
 class StableAdamW(AdamW):
     "AdamW with per-tensor update clipping by the RMS of g/√v, decoupled (or fully decoupled) weight decay, and Kahan summation"
     update = staticmethod(stableadamw_update)
+    elementwise_update = False  # the update clipping divides by an RMS over the whole tensor
     torch_counterpart = None  # torch.optim has no StableAdamW
 
     @staticmethod

@@ -20,7 +20,7 @@ from .foreach import Tensors, foreach_by_default, mul_
 from .kahan import LOW_PRECISION, kahan_commit_, uses_kahan
 from .low_precision import stochastic_round_
 from .storage import (Quantized, Residual, convert_storage, decode_residuals, decode_state, encode_residuals_, encode_state_,
-                               in_slices, local, new_state_buffer, slice_numel)
+                               flat_views, in_slices, local, new_state_buffer, slice_numel)
 from . import weight_decay
 from .weight_decay import warn_if_high_decay
 
@@ -398,7 +398,7 @@ class BaseOptimizer(Optimizer):
             param, grad = to_local(param), to_local(grad)
             buffers = [b if isinstance(b, Quantized) else to_local(b) for b in buffers]
         rule, tensors = (self.update, self.weight_decay_, accumulate, group, scalars), (param, grad, buffers, kahan_comp, rounding_buffer)
-        if group["compiled"] and not self._compile_failed: self._run_compiled(*rule, *tensors)
+        if group["compiled"] and not self._compile_failed: self._run_compiled(*rule, *(flat_views(*tensors) if self._sliceable(*tensors) else tensors))
         else:
             for piece in self._slices(*tensors): update_core(*rule, *piece)
         if accumulate: return
@@ -409,13 +409,17 @@ class BaseOptimizer(Optimizer):
             encode_residuals_(kahan_comp, comp, param)
         else: self.after_update_(group, param, state, step)
 
+    def _sliceable(self, param: Tensors, grad: Tensors, buffers: list, kahan_comp, rounding_buffer) -> bool:
+        "Whether an update's 8-bit states may be updated through flat views of its tensors: an element-wise update of contiguous tensors"
+        stored = isinstance(kahan_comp, Residual) or any(isinstance(b, Quantized) for b in buffers)
+        plain = [param, grad, rounding_buffer, kahan_comp.codes if isinstance(kahan_comp, Residual) else kahan_comp, *buffers]
+        plain = [t for x in plain if not isinstance(x, Quantized) for t in (x if isinstance(x, list) else [x]) if t is not None]
+        return stored and self.elementwise_update and all(t.is_contiguous() for t in plain)  # a flat view needs contiguous memory
+
     def _slices(self, param: Tensors, grad: Tensors, buffers: list, kahan_comp, rounding_buffer) -> list[tuple]:
         "An eager update's tensors in slices of whole blocks (see Quantized storage) where a tensor with 8-bit states is larger than a slice and its update is element-wise; else whole"
         tensors = (param, grad, buffers, kahan_comp, rounding_buffer)
-        stored = isinstance(kahan_comp, Residual) or any(isinstance(b, Quantized) for b in buffers)
-        if not (stored and self.elementwise_update and isinstance(param, Tensor) and param.numel() > slice_numel(param.device)): return [tensors]
-        plain = [param, grad, rounding_buffer, kahan_comp.codes if isinstance(kahan_comp, Residual) else kahan_comp, *buffers]
-        if not all(t.is_contiguous() for t in plain if isinstance(t, Tensor)): return [tensors]  # a flat view needs contiguous memory
+        if not (isinstance(param, Tensor) and param.numel() > slice_numel(param.device) and self._sliceable(*tensors)): return [tensors]
         return in_slices(*tensors, size=slice_numel(param.device))
 
     def _run_compiled(self, update, weight_decay_, accumulate, group, scalars, param, *tensors) -> None:

@@ -7,8 +7,8 @@ __all__ = ['BLOCK_SIZE', 'MIN_QUANTIZED_NUMEL', 'TINY', 'MANTISSA_BITS', 'SMALLE
            'NONNEGATIVE_STATES', 'as_blocks', 'from_blocks', 'quantized_numel', 'compand_', 'expand_', 'encode_signed',
            'decode_signed', 'encode_nonnegative', 'decode_nonnegative', 'ulp', 'encode_residual', 'decode_residual',
            'Quantized', 'Residual', 'decode_state', 'encode_state_', 'decode_residuals', 'encode_residuals_',
-           'slice_numel', 'slice_stored', 'in_slices', 'real_view', 'local', 'quantizes', 'new_state_buffer',
-           'convert_storage']
+           'slice_numel', 'slice_stored', 'in_slices', 'flat_views', 'real_view', 'local', 'quantizes',
+           'new_state_buffer', 'convert_storage']
 
 # %% ../nbs/05_quantized_storage.ipynb #26c3a832
 from typing import NamedTuple
@@ -179,6 +179,12 @@ def in_slices(param: Tensor, # weights, contiguous
     return [(slice_stored(param, start, stop), slice_stored(grad, start, stop), [slice_stored(b, start, stop) for b in buffers],
              slice_stored(kahan_comp, start, stop), slice_stored(rounding_buffer, start, stop))
             for start in range(0, param.numel(), size) for stop in [min(start + size, param.numel())]]
+
+def flat_views(param: Tensors, grad: Tensors, buffers: list, kahan_comp, rounding_buffer) -> tuple:
+    "An update's contiguous tensors (or lists of them) as 1-D views, so that a compiler indexes their blocks directly; 8-bit codes are 1-D already"
+    flat = lambda x: ([t.view(-1) for t in x] if isinstance(x, list) else x.view(-1)) if x is not None else None
+    return (flat(param), flat(grad), [b if isinstance(b, Quantized) else flat(b) for b in buffers],
+            Residual(flat(kahan_comp.codes)) if isinstance(kahan_comp, Residual) else flat(kahan_comp), flat(rounding_buffer))
 
 # %% ../nbs/05_quantized_storage.ipynb #45aa06d0
 def real_view(x: Tensor, # any tensor

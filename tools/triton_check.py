@@ -3,8 +3,8 @@
     python3 tools/triton_check.py [--optimizers AdamW Lion ...] [--precisions fp32 bf16+kahan ...] [--targets 75 80 90] [-v]
 
 For every optimizer that optimi_nb exports (the BaseOptimizer subclasses in `optimi_nb.__all__`, found automatically) in
-every precision (fp32; bf16 and fp16 with Kahan summation; bf16 with stochastic rounding; and fp32 with int8 state and
-bf16 with an int8 Kahan compensation once the optimizers take `state_precision` / `kahan_precision`):
+every precision (fp32; bf16 and fp16 with Kahan summation; bf16 with stochastic rounding; and, once the optimizers take
+`state_precision` / `kahan_precision`, fp32 with int8 state, bf16 with an int8 Kahan compensation, and bf16 with both):
 
 1. Inductor writes the Triton kernels of the compiled step. It writes them for CPU tensors here
    (`torch._inductor.config.cpu_backend = "triton"`), patched to be the kernels a CUDA device gets
@@ -28,11 +28,20 @@ eager one, relative to its largest value. bf16 and fp16: the fused kernel keeps 
 the eager foreach ops round to the storage format after each op, so the two differ by roundings of the update (on the
 CPU's compiled code as well); they are held to the bound of the notebooks' `check_paths_on`: the compiled weights (and,
 with Kahan summation, their exact value θ + kahan_comp) at most twice as far from an fp32 run as the eager ones, +1e-4.
+Two updates turn a rounding into more than a rounding, and are held to bounds of their own (see SignFlips and
+NewtonSchulzCalls). Lion steps by lr·sign(u): where u is within the two runs' rounding drift of its momentum of zero, the
+runs may step in opposite directions; such elements are counted and left out, any other flip fails. Muon orthogonalizes
+in bf16, eagerly in both runs (not Triton): in its fp32 row the iteration's inputs must be within one bf16 rounding of
+each other, and each weight of a Muon matrix may differ by lr·ratio times the difference of the two runs' outputs.
+
+Each row also counts the fp32 buffers, as large as a state stored in 8-bit blocks, that the compiled graphs allocate
+between their kernels (parsed from Inductor's wrapper code): the check that decode -> update -> encode fused, with no fp32
+copy of a state written to memory. It is reported, not held to a bound.
 
 Pinned to torch 2.13.0 and triton 3.9.0: it patches Inductor and Triton internals, and on other versions it stops with
 a message rather than check the wrong thing. A missing triton is installed with pip. Prints a table and `N passed, N
 failed`; exit status 0 when every row passed. CPU only."""
-import argparse, atexit, importlib.util, inspect, json, os, re, shutil, subprocess, sys, tempfile, time, traceback, warnings
+import argparse, atexit, contextlib, importlib.util, inspect, json, os, re, shutil, subprocess, sys, tempfile, time, traceback, warnings
 from pathlib import Path
 
 PINNED = {"torch": "2.13.0", "triton": "3.9.0"}
@@ -71,6 +80,7 @@ if found != PINNED and "--any-version" not in sys.argv:
 
 import torch._inductor.config as inductor_config
 import torch._inductor.runtime.triton_helpers as triton_helpers
+from torch._inductor.codecache import PyCodeCache
 from torch._inductor.graph import GraphLowering
 from torch._inductor.runtime import triton_heuristics
 from triton.backends.compiler import GPUTarget
@@ -168,14 +178,40 @@ def patch_for_cuda_kernels() -> None:
         RECORD["launches"].append(self)
         return run(self, *args, **kwargs)
     triton_heuristics.CachingAutotuner.run = recording_run
+    load = PyCodeCache.load_by_key_path.__func__
+    def recording_load(cls, key, path, *args, **kwargs):  # a graph's wrapper module: record each run of its `call`
+        module = load(cls, key, path, *args, **kwargs)
+        call = getattr(module, "call", None)
+        if callable(call) and not getattr(call, "recorded", False):
+            def recorded(*call_args):
+                RECORD["graphs"].append(path)
+                return call(*call_args)
+            recorded.recorded = True
+            module.call = recorded
+        return module
+    PyCodeCache.load_by_key_path = classmethod(recording_load)
 
-RECORD = {"launches": []}  # every kernel launch, in order
+RECORD = {"launches": [], "graphs": []}  # every kernel launch and every run of a graph's wrapper (its path), in order
+
+# An fp32 buffer the wrapper allocates (Inductor writes `bufN = empty_strided_cuda((sizes), (strides), torch.float32)`)
+FP32_BUFFER = re.compile(r"^\s*\w+ = empty_strided_\w+\(\(([^()]*)\), \([^()]*\), torch\.float32\)", re.M)
+
+def fp32_buffer_sizes(path: str) -> list[int | None]:
+    "The element counts of the fp32 buffers the wrapper at `path` allocates in its `call` (None: a symbolic size)"
+    source = Path(path).read_text()
+    sizes = []
+    for match in FP32_BUFFER.finditer(source.split("def call(", 1)[-1]):
+        dims = [d.strip() for d in match.group(1).split(",") if d.strip()]
+        sizes.append(None if not all(d.isdigit() for d in dims) else int(np.prod([int(d) for d in dims])))
+    return sizes
 
 # Every function of optimi_nb that asks which device a tensor is on, and why this check may run it on the CPU
 DEVICE_CHECKS_KNOWN = {
     ("kahan.py", "round_to"): "inside the compiled step: patch_for_cuda_kernels gives it a CUDA device's answer",
     ("foreach.py", "foreach_by_default"): "not reached: compiled=True always updates buckets of tensors",
     ("base.py", "_gpu_capability"): "outside the compiled step: it picks the eager step for bf16 on a GPU below 8.0 (the sm_75 column's *)",
+    ("storage.py", "slice_numel"): "outside the compiled step: it cuts a bucket with 8-bit states into chunks (2^14 elements on the "
+                                   "CPU, 2^22 on a GPU); the model's tensors (5,194 elements) make one chunk either way",
 }
 DEVICE_CHECK = re.compile(r"\.device\.type|\bdevice\.type\b|\.is_cuda\b|\.is_cpu\b|get_device_capability|get_device_properties")
 
@@ -267,6 +303,8 @@ def precisions(cls) -> dict[str, dict]:
              "bf16+SR": dict(dtype=torch.bfloat16, stochastic_rounding=True)}
     if takes(cls, "state_precision"): cases["fp32+int8state"] = dict(dtype=torch.float32, state_precision="int8")
     if takes(cls, "kahan_precision"): cases["bf16+int8kahan"] = dict(dtype=torch.bfloat16, kahan_precision="int8")
+    if takes(cls, "state_precision") and takes(cls, "kahan_precision"):  # the headline low-precision setting: 8-bit everything
+        cases["bf16+int8"] = dict(dtype=torch.bfloat16, state_precision="int8", kahan_precision="int8")
     return cases
 
 def model(dtype: torch.dtype) -> torch.nn.Module:
@@ -284,15 +322,18 @@ def make_optimizer(cls, net: torch.nn.Module, compiled: bool, options: dict):
     if cls.__name__.startswith("SGD") and takes(cls, "momentum") and "ScheduleFree" not in cls.__name__: kwargs["momentum"] = 0.9
     return cls(net.parameters(), lr=1e-2, **kwargs)
 
-def fp32_deviation(eager_net, compiled_net, eager, compiled) -> tuple[float, str]:
-    "The largest deviation of a weight or state tensor of the compiled run from the eager one, relative to its largest value"
+def fp32_deviation(eager_net, compiled_net, eager, compiled, allowed: dict) -> tuple[float, str]:
+    """The largest deviation of a weight or state tensor of the compiled run from the eager one, relative to its largest value;
+    of a weight, beyond what `allowed` (by parameter position: an absolute difference per element) allows"""
     worst = (0.0, "")
-    for (name, pe), pc in zip(eager_net.named_parameters(), compiled_net.parameters()):
+    for i, ((name, pe), pc) in enumerate(zip(eager_net.named_parameters(), compiled_net.parameters())):
         se, sc = eager.state[pe], compiled.state[pc]
         tensors = {"param": (pe, pc)} | {k: (v, sc[k]) for k, v in se.items() if isinstance(v, torch.Tensor) and v.numel() > 1}
         for key, (a, b) in tensors.items():
             if a.dtype != b.dtype or not a.is_floating_point(): d = 0.0 if a.dtype == b.dtype and torch.equal(a, b) else float("inf")
-            else: d = (b - a).abs().max().item() / (a.abs().max().item() or 1.0)
+            else:
+                beyond = (b.double() - a.double()).abs() - (allowed[i] if key == "param" and i in allowed else 0)
+                d = beyond.clamp_min(0).max().item() / (a.abs().max().item() or 1.0)
             if d > worst[0] or not worst[1]: worst = (d, f"{name}.{key}")
     return worst
 
@@ -302,14 +343,166 @@ def kahan_compensation(param: torch.Tensor, stored: torch.Tensor) -> torch.Tenso
     from optimi_nb.storage import decode_residual
     return decode_residual(stored, param.detach())
 
-def distance(net, reference_net, optimizer=None) -> float:
-    "The weights' distance (2-norm over all of them) from an fp32 run's; with `optimizer`, of θ + kahan_comp instead"
+def exact_value(p: torch.Tensor, optimizer=None) -> torch.Tensor:
+    "The weights in fp64; with `optimizer`, their exact value θ + kahan_comp"
+    value = p.detach().double()
+    return value if optimizer is None else value + kahan_compensation(p, optimizer.state[p]["kahan_comp"]).double()
+
+def distance(net, reference_net, optimizer=None, left_out: dict = {}) -> float:
+    "The weights' distance (2-norm over all of them) from an fp32 run's, without the `left_out` elements; with `optimizer`, of θ + kahan_comp"
     total = 0.0
-    for p, r in zip(net.parameters(), reference_net.parameters()):
-        value = p.double()
-        if optimizer is not None: value = value + kahan_compensation(p, optimizer.state[p]["kahan_comp"]).double()
-        total += (value - r.double()).pow(2).sum().item()
+    for i, (p, r) in enumerate(zip(net.parameters(), reference_net.parameters())):
+        difference = exact_value(p, optimizer) - r.double()
+        if i in left_out: difference = difference[~left_out[i]]
+        total += difference.pow(2).sum().item()
     return total**0.5
+
+# --- updates that a rounding can turn: Lion's sign, Muon's bf16 iteration ------------------------------------------------
+
+def float_spacing(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    "The gap between the two values of `dtype` around each element of `x`, in fp32: two roundings to nearest move them at most this far apart"
+    info = torch.finfo(dtype)
+    _, exponent = torch.frexp(x.detach().float().abs())  # |x| = mantissa·2^exponent, mantissa in [0.5, 1)
+    gap = info.eps * torch.exp2((exponent - 1).float())
+    return torch.where(x == 0, 0.0, gap).clamp_min(info.smallest_normal * info.eps)  # below the normal range: the subnormals' gap
+
+def stored_state(optimizer, param: torch.Tensor, name: str) -> tuple[torch.Tensor, torch.Tensor]:
+    "The state `name` of `param` in fp32 (zeros before the first step) and the gap between the stored format's values at each element"
+    state = optimizer.state[param]
+    if name not in state: return torch.zeros_like(param, dtype=torch.float32), float_spacing(torch.zeros_like(param), param.dtype)
+    if f"{name}_scale" not in state: return state[name].float(), float_spacing(state[name], state[name].dtype)
+    from optimi_nb.storage import decode_signed  # 8-bit codes: the gap to the neighbouring codes' values, the larger side
+    codes, scales = state[name].to(torch.int16), state[f"{name}_scale"]
+    decoded = lambda c: decode_signed(c.clamp(-127, 127).to(torch.int8), scales, param).float()
+    value = decoded(codes)
+    return value, torch.maximum(decoded(codes + 1) - value, value - decoded(codes - 1))
+
+# Lion moves every weight by lr·sign(u), u = lerp(g, m, β1). The compiled and eager runs round m differently: each rounds its own
+# m to storage every step, the eager foreach lerp rounds u to the gradient's dtype before m moves towards it (the fused kernel
+# keeps u in fp32 registers), and the two order their fp32 operations differently. So their m drift apart by roundings, and
+# where u is within what that drift makes of it of zero, the two runs take opposite signs and the weight ends 2·lr apart, far
+# beyond any bound on roundings. It is the fused kernel's, as on a GPU, not the interpreter's: its fp32 -> bf16 conversions
+# round to nearest even here (patch_interpreter). A flip is accepted where the eager u is within that reach of zero, computed
+# from the values step by step (the drift d of m obeys d ← β2·d + the step's roundings, as m ← β2·m + (1-β2)·g in both runs,
+# and moves u by β1·d); such elements are counted and left out of the row's bounds. Any other flip fails the row.
+# The two runs' different fp32 operations: a lerp rounds four times (1-w, the difference, the product, the sum), each by at
+# most 2^-24 of |m| + |g| (of |m| + |u| ≤ 2|m| + |g| for m's lerp: half as many units of that), in each of the two runs
+FP32_OPERATIONS = 8 * 2.0**-24
+
+class SignFlips:
+    "Where the compiled Lion run steps by the other sign than the eager one, and whether the rounding drift of m explains it"
+    def __init__(self, eager, compiled):
+        self.eager, self.compiled = eager, compiled
+        # by parameter position: the bound on |m_eager - m_compiled|, the last step's roundings, the flipped elements
+        self.drift, self.last, self.flipped = {}, {}, {}
+        self.flips, self.unexplained, self.closest = [], 0, 0.0  # (step, parameter, elements); of them beyond reach; the largest |u|/reach
+    def before_step(self, step: int, names: list[str], eager_params: list, compiled_params: list, grads: list) -> None:
+        "Compare the signs the two runs are about to take, from their own m and the common gradient"
+        for i, (name, pe, pc, g) in enumerate(zip(names, eager_params, compiled_params, grads)):
+            beta1, beta2 = next(gr for gr in self.eager.param_groups if any(p is pe for p in gr["params"]))["betas"]
+            (m_e, gap_e), (m_c, gap_c) = stored_state(self.eager, pe, "exp_avg"), stored_state(self.compiled, pc, "exp_avg")
+            g32 = g.float()
+            operations = FP32_OPERATIONS * (m_e.abs() + g32.abs())
+            if i in self.last:  # m's drift since: each run's rounding of m, the eager rounding of u (half a gap of the
+                # gradient's dtype) times m's weight towards u, (1-β2)/(1-β1), and the operations' roundings
+                u_gap, last_operations = self.last[i]
+                self.drift[i] = beta2 * self.drift[i] + torch.maximum(gap_e, gap_c) + (1 - beta2) / (1 - beta1) * u_gap / 2 + last_operations
+            drift = self.drift.setdefault(i, torch.zeros_like(g32))
+            u_e, u_c = torch.lerp(g32, m_e, beta1), torch.lerp(g32, m_c, beta1)  # in fp32, as both runs compute u
+            reach = beta1 * drift + operations
+            flip = torch.sign(u_e) != torch.sign(u_c)
+            if flip.any():
+                self.flips.append((step, name, int(flip.sum())))
+                self.unexplained += int((flip & (u_e.abs() > reach)).sum())
+                self.closest = max(self.closest, (u_e.abs() / reach)[flip].max().item())
+                self.flipped[i] = self.flipped.get(i, torch.zeros_like(flip)) | flip
+            self.last[i] = (float_spacing(u_e, g.dtype), operations)
+    def moved(self, eager_net, compiled_net, exact: bool) -> int:
+        "The weights (θ + kahan_comp if `exact`) more than lr apart at the end where no sign flipped: only a flip moves one that far"
+        count = 0
+        for i, (pe, pc) in enumerate(zip(eager_net.parameters(), compiled_net.parameters())):
+            lr = next(gr for gr in self.eager.param_groups if any(p is pe for p in gr["params"]))["lr"]
+            apart = (exact_value(pc, self.compiled if exact else None) - exact_value(pe, self.eager if exact else None)).abs() > lr
+            count += int((apart & ~self.flipped.get(i, torch.zeros_like(apart))).sum())
+        return count
+    def note(self) -> str:
+        "The flips, where, and how close to zero"
+        elements = sum(n for _, _, n in self.flips)
+        where = ", ".join(f"{name} step {step + 1}" + (f" ({n})" if n > 1 else "") for step, name, n in self.flips[:4])
+        where += ", ..." if len(self.flips) > 4 else ""
+        beyond = f", {self.unexplained} beyond it" if self.unexplained else ""
+        return (f"Lion: {elements} element(s) took the other sign ({where}), where the eager |u| was at most {self.closest:.2f} times "
+                f"the reach of m's rounding drift{beyond}: left out of the bounds")
+
+def newton_schulz_exact(x: torch.Tensor, coefficients, eps: float) -> torch.Tensor:
+    "optimi_nb.muon.newton_schulz in fp64: the reference its bf16 rounding error is measured against"
+    x = x.double()
+    tall = x.size(-2) > x.size(-1)
+    if tall: x = x.mT
+    x = x / x.norm(dim=(-2, -1), keepdim=True).clamp_min(eps)
+    for a, b, c in coefficients:
+        gram = x @ x.mT
+        x = torch.baddbmm(x, torch.baddbmm(gram, gram, gram, beta=b, alpha=c), x, beta=a)
+    return x.mT if tall else x
+
+# Muon's Newton–Schulz iteration is torch.compiler.disable'd: under compiled=True it runs eagerly between Inductor's graphs, the
+# same ATen bf16 bmm/baddbmm calls as the eager step (cuBLAS on a GPU), not Triton and not an extern mm of a graph. The Triton
+# kernels around it are fp32 (momentum, Nesterov look-ahead, weight decay, adding the bf16 result), and one stores the
+# look-ahead into the iteration's bf16 batch: where the two runs' fp32 look-aheads, equal to fp32 rounding, lie on either side
+# of a bf16 rounding boundary, the inputs are one bf16 ULP apart, and the bf16 iteration turns that into a different rounding
+# of much of its output, a few bf16 ULPs (within the iteration's own bf16 rounding error, each run's distance from the fp64
+# iteration of its input: reported). So in the fp32 row: the inputs must be within one bf16 rounding of each other, and a
+# Muon matrix's weights may differ, element by element, by lr·ratio times the sum over the steps of the two outputs'
+# difference (the weight decay factor only shrinks an earlier difference), beyond which the fp32 bound holds as elsewhere.
+# Element-wise, so a weight whose outputs agreed in every step is held to the fp32 bound alone.
+class NewtonSchulzCalls:
+    "Muon's Newton–Schulz iterations in the eager and the compiled run: input and output of each, by step"
+    def __init__(self): self.calls, self.run, self.step = {}, None, 0
+    def __enter__(self):
+        import optimi_nb.muon as muon
+        self.module, original = muon, muon.newton_schulz
+        @torch.compiler.disable  # eager, as the function it stands for
+        def recorded(x, coefficients, eps):
+            out = original(x, coefficients, eps)
+            if self.run: self.calls.setdefault((self.run, self.step), []).append((x.clone(), out.clone(), coefficients, eps))
+            return out
+        self.original, muon.newton_schulz = original, recorded
+        return self
+    def __exit__(self, *exc): self.module.newton_schulz = self.original
+    def allowed(self, optimizer, net) -> tuple[dict, list[str], str]:
+        "What the outputs' difference allows each Muon matrix (by parameter position), the problems with the inputs, and a note"
+        matrices = []  # (position, parameter, lr·ratio) of the Muon matrices, in the order the update batches them
+        for i, p in enumerate(net.parameters()):
+            group = next(gr for gr in optimizer.param_groups if any(q is p for q in gr["params"]))
+            if group.get("use_muon"): matrices.append((i, p, group["lr"] * self.module.lr_ratio(p.shape, group["adjust_lr_fn"])))
+        allowed = {i: torch.zeros_like(p, dtype=torch.float64) for i, p, _ in matrices}
+        problems, differing, ulps = [], [], []
+        for step in range(STEPS):
+            eager, compiled = self.calls.get(("eager", step), []), self.calls.get(("compiled", step), [])
+            if len(eager) != len(compiled) or any(xe.shape != xc.shape for (xe, *_), (xc, *_) in zip(eager, compiled)):
+                problems.append(f"step {step + 1}: the runs iterate on different batches"); continue
+            unmatched = list(matrices)  # a batch holds matrices of one shape, in the bucket's order
+            for (xe, oe, coefficients, eps), (xc, oc, _, _) in zip(eager, compiled):
+                gap = torch.maximum(float_spacing(xe, torch.bfloat16), float_spacing(xc, torch.bfloat16))
+                if ((xc.float() - xe.float()).abs() > gap).any():
+                    problems.append(f"step {step + 1}: Newton–Schulz inputs more than one bf16 rounding apart")
+                differing.append(int((xc != xe).sum()))
+                members = [m for m in unmatched if (m[1].shape[0], m[1][0].numel()) == tuple(xe.shape[-2:])][:len(xe)]
+                if len(members) != len(xe): problems.append(f"step {step + 1}: a batch matches no Muon matrices"); continue
+                for (i, p, lr), o_e, o_c in zip(members, oe, oc):
+                    allowed[i] += lr * (o_c.double() - o_e.double()).abs().reshape(p.shape)
+                unmatched = [m for m in unmatched if m[0] not in {i for i, _, _ in members}]
+                if torch.equal(oe, oc): continue  # the same eager function on the same input
+                re, rc = newton_schulz_exact(xe, coefficients, eps), newton_schulz_exact(xc, coefficients, eps)
+                ulp = float_spacing(oe.abs().max(), torch.bfloat16).item()  # bf16 ULPs of the output's largest element
+                ulps.append([d / ulp for d in ((oc.float() - oe.float()).abs().max().item(), (oe.double() - re).abs().max().item(),
+                                                (oc.double() - rc).abs().max().item(), (re - rc).abs().max().item())])
+        note = (f"Muon: Newton–Schulz inputs differ in {sum(differing)} element(s) at {sum(1 for d in differing if d)} of "
+                f"{len(differing)} iterations, by one bf16 ULP" + "".join(
+                    f"; outputs {d:.1f} bf16 ULPs apart (their bf16 errors: {e:.1f} + {c:.1f} ULPs from fp64, whose outputs are "
+                    f"{r:.2f} apart)" for d, e, c, r in ulps)
+                + f"; the weights may differ by lr·ratio·Σ|ΔO|, up to {max(a.max().item() for a in allowed.values()):.1e}")
+        return allowed, problems, note
 
 def run_case(cls, options: dict) -> dict:
     "Eager and compiled-in-the-interpreter steps side by side (and an fp32 eager run for low precision): kernels, launches, deviations"
@@ -326,30 +519,60 @@ def run_case(cls, options: dict) -> dict:
     run_compiled = compiled._run_compiled
     compiled._run_compiled = lambda *args: (calls.append(1), run_compiled(*args))[-1]
     per_step = []
-    with warnings.catch_warnings(record=True) as caught:
+    signs = SignFlips(eager, compiled) if cls is getattr(optimi_nb, "Lion", None) else None
+    newton_schulz = NewtonSchulzCalls() if cls is getattr(optimi_nb, "Muon", None) and not lossy else None
+    names = [name for name, _ in eager_net.named_parameters()]
+    with warnings.catch_warnings(record=True) as caught, newton_schulz or contextlib.nullcontext():
         warnings.simplefilter("always")
         for step in range(STEPS):
             generator = torch.Generator().manual_seed(step)
             grads = [torch.randn(p.shape, generator=generator).to(dtype) for p in eager_net.parameters()]
             for net in (eager_net, compiled_net) + ((fp32_net,) if lossy else ()):
                 for p, g in zip(net.parameters(), grads): p.grad = g.to(p.dtype, copy=True)
+            if signs: signs.before_step(step, names, list(eager_net.parameters()), list(compiled_net.parameters()), grads)
+            if newton_schulz: newton_schulz.run, newton_schulz.step = "eager", step
             eager.step()
             if lossy: fp32.step()
-            launches, before = len(RECORD["launches"]), len(calls)
+            launches, before, graphs = len(RECORD["launches"]), len(calls), len(RECORD["graphs"])
+            if newton_schulz: newton_schulz.run = "compiled"
             compiled.step()
-            per_step.append((len(RECORD["launches"]) - launches, len(calls) - before))
+            if newton_schulz: newton_schulz.run = None
+            per_step.append((len(RECORD["launches"]) - launches, len(calls) - before, RECORD["graphs"][graphs:]))
     fell_back = [str(w.message) for w in caught if "compiled=True" in str(w.message)]
     if compiled._compile_failed or fell_back or not calls:
         raise RuntimeError(f"the compiled step ran eagerly: {fell_back[:1] or 'no compiled call'}")
     kernels = list(dict.fromkeys(RECORD["launches"][first_launch:]))  # each kernel once, in launch order
-    result = dict(kernels=[[k.filename, k.inductor_meta["kernel_name"]] for k in kernels], per_step=per_step, checks={})
+    # "No fp32 copy of a state written to memory": the fp32 buffers, as large as a block-quantized state at least, that the
+    # wrappers of the graphs run in a step allocate (None where no state is block-quantized)
+    quantized = [p.numel() for p in compiled_net.parameters() if any(k.endswith("_scale") for k in compiled.state[p])]
+    if options.get("state_precision") == "int8" and not quantized: raise RuntimeError("no state was stored in 8 bits")
+    large = lambda path: sum(1 for n in fp32_buffer_sizes(path) if n is None or n >= min(quantized))
+    wrappers = list(dict.fromkeys(g for *_, graphs in per_step for g in graphs))
+    per_step = [(n, c, sum(large(g) for g in graphs) if quantized else None) for n, c, graphs in per_step]
+    result = dict(kernels=[[k.filename, k.inductor_meta["kernel_name"]] for k in kernels], per_step=per_step, checks={}, notes=[],
+                  wrappers=wrappers)
+    kahan = "kahan_comp" in next(iter(eager.state.values()))
+    left_out = signs.flipped if signs else {}  # the elements where Lion's sign flipped, within rounding of zero
+    if signs:
+        moved = signs.moved(eager_net, compiled_net, exact=kahan)
+        result["checks"]["signs"] = (signs.unexplained, f"{signs.unexplained} sign flip(s) of Lion's update beyond the rounding drift of m", 0)
+        result["checks"]["moved"] = (moved, f"{moved} weight(s) more than lr from the eager run's without a sign flip", 0)
+        if signs.flips: result["notes"].append(signs.note())
     if not lossy:
-        result["checks"]["fp32"] = (*fp32_deviation(eager_net, compiled_net, eager, compiled), BOUNDS["fp32"])
+        allowed = {i: torch.where(mask, torch.inf, 0.0) for i, mask in left_out.items()}  # a flipped weight: any difference
+        if newton_schulz:
+            muon, problems, note = newton_schulz.allowed(compiled, compiled_net)
+            allowed |= muon
+            result["checks"]["ns"] = (len(problems), "; ".join(problems), 0)
+            if any(a.any() for a in allowed.values()): result["notes"].append(note)
+        deviation, tensor = fp32_deviation(eager_net, compiled_net, eager, compiled, allowed)
+        result["checks"]["fp32"] = (deviation, tensor, BOUNDS["fp32"])
+        result["marked"] = any(a.any() for a in allowed.values())
     else:
-        d_compiled, d_eager = distance(compiled_net, fp32_net), distance(eager_net, fp32_net)
+        d_compiled, d_eager = distance(compiled_net, fp32_net, left_out=left_out), distance(eager_net, fp32_net, left_out=left_out)
         result["checks"]["weights"] = (d_compiled, f"weights {d_compiled:.2e} from fp32, eager's {d_eager:.2e}", 2 * d_eager + 1e-4)
-        if "kahan_comp" in next(iter(eager.state.values())):
-            s_compiled, s_eager = distance(compiled_net, fp32_net, compiled), distance(eager_net, fp32_net, eager)
+        if kahan:
+            s_compiled, s_eager = distance(compiled_net, fp32_net, compiled, left_out), distance(eager_net, fp32_net, eager, left_out)
             result["checks"]["θ+k"] = (s_compiled, f"θ+kahan_comp {s_compiled:.2e} from fp32, eager's {s_eager:.2e}", 2 * s_eager + 1e-4)
     return result
 
@@ -396,7 +619,9 @@ def main() -> int:
           f"compiled=True, compiled for {', '.join(TARGETS[t] for t in args.targets)} and run in Triton's interpreter against "
           f"the eager step ({STEPS} steps of a 4-tensor model)", flush=True)
     targets = "".join(f" {TARGETS[t].split()[0]:>6}" for t in args.targets)
-    header = f"{'optimizer':<12} {'precision':<15} {'kernels':>7} {'calls':>5}{targets} {'fp32 dev':>9} {'w:eager':>9} {'θ+k:eager':>9}  result"
+    width = max(len(name) for name in ["optimizer", *classes])
+    header = (f"{'optimizer':<{width}} {'precision':<15} {'kernels':>7} {'calls':>5} {'fp32 bufs':>9}{targets} {'fp32 dev':>9} "
+              f"{'w:eager':>9} {'θ+k:eager':>9}  result")
     print(header); print("-" * len(header), flush=True)
     passed = failed = 0
     failures, started, started_cpu = [], time.time(), time.process_time()
@@ -412,7 +637,7 @@ def main() -> int:
                 failed += 1
                 message = f"{type(error).__name__}: {' '.join(str(error).split())[:300]}"
                 failures.append(f"{name} {precision}: {message}")
-                print(f"{name:<12} {precision:<15} FAILED  {message}", flush=True)
+                print(f"{name:<{width}} {precision:<15} FAILED  {message}", flush=True)
                 if args.verbose: traceback.print_exc()
                 continue
             cells, errors = [], []
@@ -427,25 +652,35 @@ def main() -> int:
             passed, failed = passed + bool(good), failed + (not good)
             problems = over + errors + ([] if result["kernels"] else ["no Triton kernel was generated"])
             failures += [f"{name} {precision}: {p}" for p in problems]
-            launches = "/".join(map(str, sorted({n for n, _ in result["per_step"]})))
-            calls = "/".join(map(str, sorted({c for _, c in result["per_step"]})))
+            launches = "/".join(map(str, sorted({n for n, _, _ in result["per_step"]})))
+            calls = "/".join(map(str, sorted({c for _, c, _ in result["per_step"]})))
+            buffers = "/".join(map(str, sorted({b for _, _, b in result["per_step"] if b is not None}))) or "-"
             def cell(key):
                 value, _, bound = checks[key]
-                if key == "fp32": return f"{value:.1e}"
+                if key == "fp32": return f"{value:.1e}" + ("†" if result.get("marked") else "")
                 return f"{value / ((bound - 1e-4) / 2):.2f}" if bound > 1e-4 else f"{value:.0e}:0"
-            print(f"{name:<12} {precision:<15} {launches:>7} {calls:>5}" + "".join(f" {c:>6}" for c in cells)
+            print(f"{name:<{width}} {precision:<15} {launches:>7} {calls:>5} {buffers:>9}" + "".join(f" {c:>6}" for c in cells)
                   + "".join(f" {cell(k) if k in checks else '-':>9}" for k in ("fp32", "weights", "θ+k"))
                   + f"  {'ok' if good else 'FAILED'} ({time.time() - case_start:.0f} s, "
                   f"CPU {time.process_time() - case_cpu + worker.cpu - worker_cpu:.0f} s)", flush=True)
+            for note in result["notes"]: print(f"    {note}")
             if args.verbose:
                 for path, kernel in result["kernels"]: print(f"    {kernel}: {path}")
+                for path in result["wrappers"]: print(f"    wrapper: {path}")
     print(f"\nkernels: Triton kernels launched per optimizer step; calls: compiled update calls per step (one per bucket of tensors "
-          f"sharing a device, dtype and step; one per tensor under stochastic rounding). sm_XX: launch configurations compiled "
+          f"sharing a device, dtype and step; one per tensor under stochastic rounding). fp32 bufs: fp32 buffers per step that the "
+          f"compiled graphs' wrappers allocate (empty_strided with torch.float32) with at least as many elements as the smallest "
+          f"tensor whose state is stored in 8-bit blocks: an fp32 copy of a state written to memory between kernels, where "
+          f"decode -> update -> encode did not fuse into one pass (reported, not a failure; -: no state in 8-bit blocks). sm_XX: launch configurations compiled "
           f"to a cubin for that GPU / configurations Inductor gave the kernels. After {STEPS} steps: fp32 dev: the compiled "
           f"weights' and state's largest deviation from the eager step's, relative to each tensor's largest value (bound "
           f"{BOUNDS['fp32']:g}); w:eager, θ+k:eager: the low-precision compiled run's distance from an fp32 run over the eager "
           f"run's (of the weights, and of their exact value θ + kahan_comp), the bound of the notebooks' check_paths_on: "
-          f"at most 2 (+1e-4 absolute). *: the kernels compile for this GPU, but Inductor declines bf16 graphs below compute "
+          f"at most 2 (+1e-4 absolute). †: beyond what the note under the row allows some weights: a Muon matrix, lr·ratio "
+          f"times the difference of the bf16 Newton–Schulz outputs (the iteration runs eagerly in both runs; its inputs must "
+          f"be within one bf16 rounding); Lion, the elements that took the other sign where u was within the rounding drift "
+          f"of m of zero, counted and left out of the bounds (any other flip fails). *: the kernels compile for this GPU, "
+          f"but Inductor declines bf16 graphs below compute "
           f"capability 8.0 (pytorch#129288), so there the optimizer runs the eager step (optimi_nb.base.inductor_refuses). {time.time() - started:.0f} s in all "
           f"(CPU: {time.process_time() - started_cpu + worker.cpu:.0f} s).")
     for line in failures: print("FAILED", line)

@@ -3,6 +3,7 @@
 It was run once, on release 0.1.0 (commit 9bb9e56), before the house was rebuilt; the checkpointing chapter loads the file
 with the code of today and checks that training continues bit for bit. Running it again writes a fixture of the code it
 runs on, which tests nothing about 0.1.0: keep the committed file."""
+import copy
 import torch
 from torch import nn
 import optimi_nb
@@ -40,7 +41,7 @@ if __name__ == "__main__":
         opt = getattr(optimi_nb, cls)(params, **kwargs)
         train_steps(model, opt, range(3))
         saved = {"optimizer": cls, "dtype": dtype, "kwargs": kwargs,
-                 "model": {k: v.clone() for k, v in model.state_dict().items()}, "state_dict": opt.state_dict()}
+                 "model": {k: v.clone() for k, v in model.state_dict().items()}, "state_dict": copy.deepcopy(opt.state_dict())}  # a state dict holds the live state tensors
         train_steps(model, opt, range(3, 6))
         fixture[name] = saved | {"continued": {k: v.clone() for k, v in model.state_dict().items()}}
     torch.save(fixture, "nbs/fixtures/checkpoints_0.1.0.pt")

@@ -1,0 +1,122 @@
+"""Check the house limits of optimi_nb; print a report and exit 1 if any limit is broken.
+
+1. each optimi_nb/*.py (not _modidx.py) at most 300 lines, listed as a markdown table;
+2. no class over 150 lines, no function or method over 60; 3. no exported notebook cell over 60 lines;
+4. the library's total lines within LINE_BUDGET; 5. no optimizer's __init__ redeclares the base's shared
+options; 6. a chapter imports only modules exported by chapters numbered up to its own; 7. only the base
+layer imports storage, and no file but storage.py tests storage details (scale keys, int8/uint8 dtypes).
+Run from anywhere: `python3 tools/house_check.py` (standard library only).
+"""
+import ast, json, re, sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LIB, NBS = ROOT / "optimi_nb", ROOT / "nbs"
+MAX_FILE, MAX_CLASS, MAX_FUNC, MAX_CELL = 300, 150, 60, 60
+LINE_BUDGET = 2718  # the library's size before the rebuild of issue #23
+SHARED = {"decouple_lr", "max_lr", "kahan_sum", "foreach", "gradient_release", "stochastic_rounding",
+          "compiled", "maximize", "state_precision", "kahan_precision"}
+# the base's own files: the only ones that may import storage
+ALLOWED_STORAGE_IMPORTERS = {"base.py", "update.py", "dispatch.py", "checkpoint.py", "gradient_release.py"}
+# grad_scale (a GradScaler's attribute) and rms_lr_scale (StableAdamW's function) are not storage keys
+STORAGE_DETAIL = [r"""(?<!grad)(?<!rms_lr)_scale["'\]]""", r"""endswith\(["']_scale""", r"torch\.u?int8"]
+STORAGE_IMPORT = [r"from \.storage import", r"from \. import .*\bstorage\b", r"import optimi_nb\.storage"]
+EXPORT = re.compile(r"#\|\s*export\w*(?:\s+([\w.]+))?\s*$")
+DEFAULT_EXP = re.compile(r"^\s*#\|\s*default_exp\s+([\w.]+)", re.M)
+# notebooks import absolutely (`from optimi_nb.x import`), which nbdev_export turns into `from .x import`
+IMPORT = re.compile(r"^\s*from\s+(?:\.|optimi_nb\b\.?)([\w.]*)\s+import\s+(\([^)]*\)|[\w ,]+)", re.M)
+FILES = sorted(p for p in LIB.glob("*.py") if p.name != "_modidx.py")
+TREES = {p: ast.parse(p.read_text()) for p in FILES}
+LINES = {p: len(p.read_text().splitlines()) for p in FILES}  # as `wc -l` counts them
+
+def what(tree):
+    """First line of a module's docstring (or of its first top-level string, as after `__version__`)."""
+    return next((n.value.value.strip().splitlines()[0] for n in tree.body if isinstance(n, ast.Expr)
+                 and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)), "?")
+
+def cells(nb):
+    """Yield (cell index, source, module it exports to or None) for each code cell of notebook `nb`."""
+    srcs = ["".join(c["source"]) if c["cell_type"] == "code" else None for c in json.loads(nb.read_text())["cells"]]
+    default = DEFAULT_EXP.search("\n".join(s for s in srcs if s))
+    for i, src in enumerate(srcs):
+        if src is None: continue
+        head = [l.strip() for l in src.splitlines() if l.strip()]
+        head = head[:next((k for k, l in enumerate(head) if not l.startswith("#|")), len(head))]
+        e = next((m for m in map(EXPORT.match, head) if m), None)
+        yield i, src, (e.group(1) or (default.group(1) if default else None)) if e else None
+
+def check_files():
+    """Check 1: every module within MAX_FILE lines; print them all as a markdown table."""
+    print("| file | lines | what it holds |\n|---|---:|---|")
+    for p in FILES: print(f"| {p.name} | {LINES[p]} | {what(TREES[p])} |")
+    return [f"{p.name}: {LINES[p]} lines" for p in FILES if LINES[p] > MAX_FILE]
+
+def check_defs():
+    """Check 2: no class over MAX_CLASS lines, no function over MAX_FUNC (decorators excluded)."""
+    return [f"{p.name}:{n.lineno} {n.name}: {n.end_lineno - n.lineno + 1} lines" for p, t in TREES.items()
+            for n in ast.walk(t) if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.end_lineno - n.lineno + 1 > (MAX_CLASS if isinstance(n, ast.ClassDef) else MAX_FUNC)]
+
+def check_cells():
+    """Check 3: no exported notebook cell over MAX_CELL lines (reported as notebook:cell index:lines)."""
+    return [f"{nb.relative_to(ROOT)}:{i}:{len(src.splitlines())}" for nb in sorted(NBS.glob("*.ipynb"))
+            for i, src, mod in cells(nb) if mod and len(src.splitlines()) > MAX_CELL]
+
+def check_budget():
+    """Check 4: the library's total lines within LINE_BUDGET."""
+    total = sum(LINES.values())
+    print(f"total: {total} lines (budget {LINE_BUDGET})")
+    return [f"total {total} > {LINE_BUDGET}"] if total > LINE_BUDGET else []
+
+def check_options():
+    """Check 5: no __init__ outside base.py declares a shared option."""
+    bad = []
+    for p, tree in TREES.items():
+        for n in ast.walk(tree):
+            if p.name == "base.py" or not isinstance(n, ast.FunctionDef) or n.name != "__init__": continue
+            a = n.args
+            names = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x} & SHARED
+            if names: bad.append(f"{p.name}:{n.lineno} __init__ declares {', '.join(sorted(names))}")
+    return bad
+
+def check_order():
+    """Check 6: each chapter imports only modules exported by chapters numbered up to its own."""
+    exports, imports = {}, []  # module -> (number, notebook); (number, notebook, module, dependency)
+    for nb in sorted(NBS.glob("[0-9]*_*.ipynb")):  # index.ipynb is exempt
+        num = int(nb.name.split("_")[0])
+        for _, src, mod in cells(nb):
+            if not mod: continue
+            exports.setdefault(mod, (num, nb.name))
+            for frm, names in IMPORT.findall(src):
+                deps = [frm.split(".")[0]] if frm else [x.split()[0] for x in names.strip("()").split(",") if x.strip()]
+                imports += [(num, nb.name, mod, d) for d in deps]
+    return [f"nbs/{nb} exports {mod} importing .{dep}, which nbs/{exports[dep][1]} exports (later)"
+            for num, nb, mod, dep in dict.fromkeys(imports) if dep in exports and exports[dep][0] > num]
+
+def check_storage():
+    """Check 7: storage imported only by the base layer; storage details tested only in storage.py."""
+    bad = []
+    for p in (p for p in FILES if p.name != "storage.py"):
+        for k, line in enumerate(p.read_text().splitlines(), 1):
+            if p.name not in ALLOWED_STORAGE_IMPORTERS and any(re.search(r, line) for r in STORAGE_IMPORT):
+                bad.append(f"{p.name}:{k} imports storage: {line.strip()}")
+            if any(re.search(r, line) for r in STORAGE_DETAIL):
+                bad.append(f"{p.name}:{k} tests a storage detail: {line.strip()}")
+    return bad
+
+CHECKS = [(f"1. files at most {MAX_FILE} lines", check_files),
+          (f"2. classes at most {MAX_CLASS} lines, functions at most {MAX_FUNC}", check_defs),
+          (f"3. exported cells at most {MAX_CELL} lines", check_cells), ("4. total line budget", check_budget),
+          ("5. shared options declared only in base.py", check_options), ("6. chapter import order", check_order),
+          ("7. storage stays behind the base layer", check_storage)]
+
+if __name__ == "__main__":
+    failed = 0
+    for title, check in CHECKS:
+        print(f"\n## {title}")
+        bad = check()
+        for b in bad: print(f"  FAIL {b}")
+        print(f"  {len(bad)} offender(s)" if bad else "  ok")
+        failed += bool(bad)
+    print(f"\nhouse_check: {len(CHECKS)} checks, {failed} failed")
+    sys.exit(1 if failed else 0)

@@ -146,25 +146,30 @@ class BaseOptimizer(Optimizer):
     supports_complex: bool = True  # element-wise updates treat a complex number as a pair of reals, as torch.optim does
     elementwise_update: bool = False  # True: each element's update reads only that element's values, so 8-bit states can be updated in slices
     torch_counterpart: str | None = None  # the torch.optim optimizer whose state dicts `load_state_dict` converts ('SGD', 'Adam', 'RAdam')
+    group_keys: tuple[str, ...] = ()  # param-group entries an optimizer keeps besides its arguments (Schedule-Free's running totals)
 
     def __init__(self,
                  params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts
                  lr: float, # learning rate γ
-                 weight_decay: float, # weight decay λ
-                 decouple_wd: bool, # decoupled weight decay instead of L2 regularisation
-                 decouple_lr: bool, # fully decoupled weight decay: λ scaled by lr/max_lr instead of lr
-                 max_lr: float | None, # the peak lr of fully decoupled decay; None: each group's initial lr
-                 kahan_sum: bool | None, # Kahan summation for bf16/fp16 parameters; None: automatic
-                 foreach: bool | None, # update with foreach ops; None: on accelerators, not on CPU
-                 gradient_release: bool, # step parameters during backward, once prepare_for_gradient_release adds the hooks
+                 *,
+                 weight_decay: float = 0.0, # weight decay λ
+                 decouple_wd: bool = False, # decoupled weight decay instead of L2 regularisation
+                 decouple_lr: bool = False, # fully decoupled weight decay: λ scaled by lr/max_lr instead of lr
+                 max_lr: float | None = None, # the peak lr of fully decoupled decay; None: each group's initial lr
+                 kahan_sum: bool | None = None, # Kahan summation for bf16/fp16 parameters; None: automatic
+                 foreach: bool | None = None, # update with foreach ops; None: on accelerators, not on CPU
+                 gradient_release: bool = False, # step parameters during backward, once prepare_for_gradient_release adds the hooks
                  stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
                  compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
-                 maximize: bool = False, # ascend the objective instead of descending it
+                 maximize: bool = False, # ascend the objective instead of descending it, as torch.optim's maximize
                  state_precision: str | None = None, # "int8": moments stored block-wise in 8 bits (see Quantized storage); None: the parameter's dtype
                  kahan_precision: str | None = None, # "int8": the Kahan compensation of bf16/fp16 weights as an int8 residual; None: the weights' dtype
-                 **hyperparameters, # the optimizer's own hyperparameters, e.g. betas and eps
+                 **hyperparameters, # the optimizer's own hyperparameters, e.g. betas and eps: each must be an argument of its __init__
                 ) -> None:
         check_option("gradient_release", gradient_release)
+        own = inspect.signature(type(self).__init__).parameters
+        unknown = sorted(set(hyperparameters) - set(own) - set(self.group_keys))
+        if unknown: raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {unknown[0]!r}")
         self.gradient_release = gradient_release
         self.rounding_seed = 0  # seed of stochastic rounding; each tensor's noise depends on it, its position and its step
         self._optimizer_accumulation, self._compile_failed = False, False

@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['Tensors', 'sub_', 'div_', 'sqrt_', 'sign_', 'clamp_min_', 'reciprocal_', 'copy_', 'add_', 'addcmul_', 'addcdiv_',
-           'lerp_', 'sqrt_into_', 'mul_', 'foreach_by_default']
+           'lerp_', 'sqrt_into_', 'mul_', 'foreach_by_default', 'as_real']
 
 # %% ../nbs/00_foreach.ipynb #4e17f310
 from typing import Union
@@ -114,3 +114,9 @@ def foreach_by_default(params: list[Tensor], # the parameters to update together
                       ) -> bool:
     "What `foreach=None` means: foreach ops on accelerators, where they save kernel launches; the for-loop on CPU, where it reuses the cache"
     return all(p.device.type != "cpu" for p in params)
+
+# %% ../nbs/00_foreach.ipynb #c1776565
+def as_real(x): # a tensor, a list of tensors, or anything else
+    "A complex tensor (or each of a list) viewed as pairs of reals, `torch.view_as_real`; anything else as it is"
+    if isinstance(x, list): return [as_real(t) for t in x]
+    return torch.view_as_real(x) if isinstance(x, Tensor) and x.is_complex() else x

@@ -6,16 +6,17 @@
 __all__ = ['BLOCK_SIZE', 'MIN_QUANTIZED_NUMEL', 'TINY', 'MANTISSA_BITS', 'SMALLEST_SPACING', 'SIGNED_STATES',
            'NONNEGATIVE_STATES', 'as_blocks', 'from_blocks', 'quantized_numel', 'compand_', 'expand_', 'encode_signed',
            'decode_signed', 'encode_nonnegative', 'decode_nonnegative', 'ulp', 'encode_residual', 'decode_residual',
-           'Quantized', 'Residual', 'decode_state', 'encode_state_', 'decode_residuals', 'encode_residuals_',
-           'slice_numel', 'slice_stored', 'in_slices', 'flat_views', 'real_view', 'local', 'quantizes',
-           'new_state_buffer', 'convert_storage']
+           'Stored', 'compact', 'read_stored', 'stored_compactly', 'decode', 'encode_', 'slice_numel', 'slice_stored',
+           'in_slices', 'flat_views', 'flattenable', 'local', 'local_stored', 'decoded', 'quantizes',
+           'new_state_buffer', 'new_kahan_comp', 'convert_storage']
 
 # %% ../nbs/04_quantized_storage.ipynb #26c3a832
-from typing import NamedTuple
+from contextlib import contextmanager
+from typing import Iterator, NamedTuple
 import torch
 import torch.nn.functional as F
 from torch import Tensor
-from .foreach import Tensors, _each  # _each: a bucket's lists zipped, or single tensors wrapped
+from .foreach import Tensors, _each, as_real  # _each: a bucket's lists zipped, or single tensors wrapped
 
 # %% ../nbs/04_quantized_storage.ipynb #aba1f65c
 BLOCK_SIZE = 256  # elements per block; each block has one fp32 scale, 1/64 byte per element
@@ -110,44 +111,54 @@ def decode_residual(residual: Tensor, # int8 ρ from `encode_residual`
 SIGNED_STATES = ("exp_avg", "exp_avg_diff", "momentum_buffer")  # averages of gradients: int8 codes
 NONNEGATIVE_STATES = ("exp_avg_sq",)  # averages of squared gradients: uint8 codes of the square root
 
-class Quantized(NamedTuple):
-    "A state buffer stored block-wise in 8 bits: codes and block scales (tensors, or lists for a foreach bucket)"
-    codes: Tensors
-    scales: Tensors
+class Stored(NamedTuple):
+    "A state buffer or a weight's Kahan compensation as it is kept (tensors, or lists for a foreach bucket): plain, 8-bit blocks, or an int8 residual"
+    data: Tensors  # the values, or their codes
+    scales: Tensors | None = None  # the fp32 block scales of 8-bit codes; None: no blocks
+    residual: bool = False  # int8 codes of a Kahan compensation, in units of half the weight's ULP
 
-class Residual(NamedTuple):
-    "The Kahan compensation of bf16/fp16 weights stored as an int8 residual (a tensor, or a list for a foreach bucket)"
-    codes: Tensors
+def compact(stored: Stored | None, # a stored value, or None
+           ) -> bool:
+    "Whether `stored` is kept in 8 bits (blocks or a residual) rather than as plain values"
+    return stored is not None and (stored.scales is not None or stored.residual)
 
-def decode_state(stored: Quantized, # a quantized state buffer
-                 like: Tensors, # the parameters: shape and dtype of the working copy
-                ) -> Tensors:
-    "A working copy of a quantized state, in the parameter's dtype"
-    decoded = [(decode_signed if codes.dtype == torch.int8 else decode_nonnegative)(codes, scales, p)
-               for codes, scales, p in _each(stored.codes, stored.scales, like)]
-    return decoded if isinstance(like, list) else decoded[0]
+def read_stored(state: dict, # a parameter's state (lists for a foreach bucket)
+                name: str, # the entry: a state buffer's name, or "kahan_comp"
+               ) -> Stored | None:
+    "Entry `name` of `state` as stored, None if absent: the one place that reads how a state is kept from its keys and dtypes"
+    if name not in state: return None
+    if f"{name}_scale" in state: return Stored(state[name], state[f"{name}_scale"])
+    first = state[name][0] if isinstance(state[name], list) else state[name]
+    return Stored(state[name], residual=name == "kahan_comp" and first.dtype == torch.int8)
 
-def encode_state_(stored: Quantized, # the quantized state buffer, overwritten
-                  working: Tensors, # its updated working copy
-                 ) -> None:
-    "Store a state's working copy back into its codes and scales"
-    for codes, scales, w in _each(stored.codes, stored.scales, working):
-        new_codes, new_scales = (encode_signed if codes.dtype == torch.int8 else encode_nonnegative)(w)
-        codes.copy_(new_codes); scales.copy_(new_scales)
+def stored_compactly(state: dict, # a parameter's state
+                    ) -> bool:
+    "Whether any entry of `state` is kept in 8 bits"
+    return any(compact(read_stored(state, name)) for name in state if name != "step" and not name.endswith("_scale"))
 
-def decode_residuals(stored: Residual, # int8 residuals
-                     param: Tensors, # their weights
-                    ) -> Tensors:
-    "Working Kahan compensations, in the parameters' dtype"
-    decoded = [decode_residual(codes, p) for codes, p in _each(stored.codes, param)]
+# %% ../nbs/04_quantized_storage.ipynb #1035ed8e
+def decode(stored: Stored, # a stored value
+           param: Tensors, # its weights: the working copy's shape and dtype
+          ) -> Tensors:
+    "A working copy in the parameter's dtype; plain values are their own working copy, updated in place"
+    if not compact(stored): return stored.data
+    partner = stored.data if stored.scales is None else stored.scales  # a residual has no scales: zip its codes twice
+    decoded = [decode_residual(codes, p) if stored.residual else
+               (decode_signed if codes.dtype == torch.int8 else decode_nonnegative)(codes, scales, p)
+               for codes, scales, p in _each(stored.data, partner, param)]
     return decoded if isinstance(param, list) else decoded[0]
 
-def encode_residuals_(stored: Residual, # int8 residuals, overwritten
-                      comp: Tensors, # the working compensations
-                      param: Tensors, # the weights, just committed
-                     ) -> None:
-    "Store working Kahan compensations back as int8 residuals"
-    for codes, k, p in _each(stored.codes, comp, param): codes.copy_(encode_residual(k, p))
+def encode_(stored: Stored, # the stored value, overwritten
+            working: Tensors, # its updated working copy
+            param: Tensors, # its weights (a residual is relative to the committed weights)
+           ) -> None:
+    "Keep an updated working copy in `stored`'s format; a no-op for plain values, updated in place already"
+    if not compact(stored): return
+    partner = stored.data if stored.scales is None else stored.scales
+    for codes, scales, w, p in _each(stored.data, partner, working, param):
+        if stored.residual: codes.copy_(encode_residual(w, p)); continue
+        new_codes, new_scales = (encode_signed if codes.dtype == torch.int8 else encode_nonnegative)(w)
+        codes.copy_(new_codes); scales.copy_(new_scales)
 
 # %% ../nbs/04_quantized_storage.ipynb #ca7a18b9
 def slice_numel(device: torch.device, # where the tensors are
@@ -156,22 +167,22 @@ def slice_numel(device: torch.device, # where the tensors are
     "How many elements of 8-bit states an update decodes, updates and encodes at a time on `device`: a slice, or a foreach chunk (whole blocks)"
     return 2**14 if device.type == "cpu" and not compiled else 2**22
 
-def slice_stored(x: Tensor | Quantized | Residual | None, # a contiguous tensor, a quantized state, a residual, or None
+def slice_stored(x: Tensor | Stored | None, # a contiguous tensor, a stored value, or None
                  start: int, # the first element, a multiple of BLOCK_SIZE
                  stop: int, # one past the last element
-                ) -> Tensor | Quantized | Residual | None:
-    "Elements `start:stop` of `x` flattened: a view of a tensor, or the codes and scales of those blocks; None stays None"
+                ) -> Tensor | Stored | None:
+    "Elements `start:stop` of `x` flattened: a view of a tensor, or of a stored value's codes and the scales of their blocks"
     if x is None: return None
-    if isinstance(x, Quantized):
+    if isinstance(x, Stored) and x.scales is not None:
         end = quantized_numel(stop)  # the last slice's codes run to the end of its padded block
-        return Quantized(x.codes[start:end], x.scales[start // BLOCK_SIZE:end // BLOCK_SIZE])
-    if isinstance(x, Residual): return Residual(slice_stored(x.codes, start, stop))
+        return Stored(x.data[start:end], x.scales[start // BLOCK_SIZE:end // BLOCK_SIZE])
+    if isinstance(x, Stored): return x._replace(data=slice_stored(x.data, start, stop))
     return x.view(-1)[start:stop]
 
 def in_slices(param: Tensor, # weights, contiguous
               grad: Tensor, # their gradient
-              buffers: list, # the state buffers, tensors or `Quantized`
-              kahan_comp: Tensor | Residual | None, # the Kahan compensation, or its int8 `Residual`
+              buffers: list[Stored], # the state buffers
+              kahan_comp: Stored | None, # the Kahan compensation
               rounding_buffer: Tensor | None, # the fp32 update of a stochastically rounded parameter
               size: int, # elements per slice, a multiple of BLOCK_SIZE
              ) -> list[tuple]:
@@ -180,30 +191,52 @@ def in_slices(param: Tensor, # weights, contiguous
              slice_stored(kahan_comp, start, stop), slice_stored(rounding_buffer, start, stop))
             for start in range(0, param.numel(), size) for stop in [min(start + size, param.numel())]]
 
-def flat_views(param: Tensors, grad: Tensors, buffers: list, kahan_comp, rounding_buffer) -> tuple:
+def flat_views(param: Tensors, grad: Tensors, buffers: list[Stored], kahan_comp: Stored | None, rounding_buffer) -> tuple:
     "An update's contiguous tensors (or lists of them) as 1-D views, so that a compiler indexes their blocks directly; 8-bit codes are 1-D already"
     flat = lambda x: ([t.view(-1) for t in x] if isinstance(x, list) else x.view(-1)) if x is not None else None
-    return (flat(param), flat(grad), [b if isinstance(b, Quantized) else flat(b) for b in buffers],
-            Residual(flat(kahan_comp.codes)) if isinstance(kahan_comp, Residual) else flat(kahan_comp), flat(rounding_buffer))
+    flat_stored = lambda s: s if s is None or s.scales is not None else s._replace(data=flat(s.data))
+    return flat(param), flat(grad), [flat_stored(b) for b in buffers], flat_stored(kahan_comp), flat(rounding_buffer)
+
+def flattenable(param: Tensors, grad: Tensors, buffers: list[Stored], kahan_comp: Stored | None, rounding_buffer) -> bool:
+    "Whether an update keeps something in 8 bits and all its plain tensors are contiguous: then it can run on flat views, in slices of whole blocks"
+    stored = [s for s in (*buffers, kahan_comp) if s is not None]
+    plain = [param, grad, rounding_buffer, *(s.data for s in stored if s.scales is None)]
+    contiguous = all(t.is_contiguous() for x in plain if x is not None for t in (x if isinstance(x, list) else [x]))
+    return any(compact(s) for s in stored) and contiguous  # a flat view needs contiguous memory
 
 # %% ../nbs/04_quantized_storage.ipynb #45aa06d0
-def real_view(x: Tensor, # any tensor
-             ) -> Tensor:
-    "A complex tensor as pairs of reals; any other as it is"
-    return torch.view_as_real(x) if x.is_complex() else x
-
-def local(x: Tensor, # a tensor, or an FSDP2 DTensor
-         ) -> Tensor:
-    "The local shard of an FSDP2 DTensor, which codes and scales are made for; any other tensor as it is"
+def local(x: Tensors | None, # a tensor, an FSDP2 DTensor, a list of them, or None
+         ) -> Tensors | None:
+    "The local shard of an FSDP2 DTensor (or of each of a list), which codes and scales are made for; any other tensor as it is"
+    if isinstance(x, list): return [local(t) for t in x]
     return x.to_local() if hasattr(x, "to_local") else x
 
+def local_stored(stored: Stored | None, # a stored value, or None
+                ) -> Stored | None:
+    "A stored value's tensors as their local FSDP2 shards"
+    return None if stored is None else Stored(local(stored.data), local(stored.scales), stored.residual)
+
+@contextmanager
+def decoded(state: dict, # a parameter's state
+            names: tuple[str, ...], # the entries to work on, such as ("kahan_comp",); absent ones are skipped
+            param: Tensors, # the weights
+           ) -> Iterator[tuple[Tensors, dict]]:
+    "The weights and the named entries of `state` as working tensors (local shards where something is kept in 8 bits), kept again on exit"
+    stored = {name: read_stored(state, name) for name in names if name in state}
+    weights = param
+    if any(compact(s) for s in stored.values()): weights, stored = local(param), {n: local_stored(s) for n, s in stored.items()}
+    working = {name: decode(s, weights) for name, s in stored.items()}
+    yield weights, working
+    for name, s in stored.items(): encode_(s, working[name], weights)
+
+# %% ../nbs/04_quantized_storage.ipynb #1e62eed9
 def quantizes(name: str, # a state buffer's name
               param: Tensor, # its parameter
               state_precision: str | None, # the group's setting
              ) -> bool:
-    "Whether the state `name` of `param` is stored in 8 bits"
+    "Whether the state `name` of `param` is kept in 8 bits"
     return (state_precision == "int8" and name in SIGNED_STATES + NONNEGATIVE_STATES
-            and real_view(local(param)).numel() >= MIN_QUANTIZED_NUMEL)
+            and as_real(local(param)).numel() >= MIN_QUANTIZED_NUMEL)
 
 def new_state_buffer(name: str, # the buffer's name
                      param: Tensor, # its parameter
@@ -211,30 +244,36 @@ def new_state_buffer(name: str, # the buffer's name
                     ) -> dict[str, Tensor]:
     "A zeroed state buffer: `{name: tensor}` like `param`, or `{name: codes, name_scale: scales}` when quantized"
     if not quantizes(name, param, state_precision): return {name: torch.zeros_like(param, memory_format=torch.preserve_format)}
-    numel = quantized_numel(real_view(local(param)).numel())
+    numel = quantized_numel(as_real(local(param)).numel())
     dtype = torch.int8 if name in SIGNED_STATES else torch.uint8
     return {name: torch.zeros(numel, dtype=dtype, device=param.device), f"{name}_scale": torch.zeros(numel // BLOCK_SIZE, device=param.device)}
 
+def new_kahan_comp(param: Tensor, # a bf16/fp16 parameter
+                   kahan_precision: str | None, # the group's setting: "int8" for a residual, None for the weights' dtype
+                  ) -> Tensor:
+    "A zeroed Kahan compensation for `param`: int8 residual codes, or a tensor like `param`"
+    dtype = torch.int8 if kahan_precision == "int8" else param.dtype
+    return torch.zeros_like(param, dtype=dtype, memory_format=torch.preserve_format)
+
+# %% ../nbs/04_quantized_storage.ipynb #2e085fc3
 def convert_storage(saved: dict, # a parameter's saved state
                     expected: dict, # a new state of this optimizer for the parameter (the storage to convert to)
                     param: Tensor, # the parameter, with the weights the state belongs to
                    ) -> dict:
-    "`saved` with each buffer and the Kahan compensation converted to `expected`'s storage, quantized or not"
-    converted = dict(saved)
+    "`saved` with each buffer and the Kahan compensation converted to `expected`'s storage, 8-bit or plain"
+    converted, weights = dict(saved), param.detach()
     for name in expected:
-        if name.endswith("_scale") or name not in saved or not isinstance(saved[name], Tensor): continue
-        wants, has = f"{name}_scale" in expected, f"{name}_scale" in saved
+        if name == "step" or name.endswith("_scale") or not isinstance(saved.get(name), Tensor): continue
+        has, wants = read_stored(saved, name), read_stored(expected, name)
+        if compact(has) == compact(wants): continue
+        has = Stored(*(None if t is None else t.to(param.device) for t in has[:2]), has.residual)
         if name == "kahan_comp":
-            wants, has = expected[name].dtype == torch.int8, saved[name].dtype == torch.int8
-            if wants and not has: converted[name] = encode_residual(saved[name].to(param.device), param.detach())
-            if has and not wants: converted[name] = decode_residual(saved[name].to(param.device), param.detach())
-        elif wants and not has:
-            value = real_view(local(saved[name].to(param.device)))
-            codes, scales = (encode_signed if name in SIGNED_STATES else encode_nonnegative)(value)
+            converted[name] = encode_residual(has.data, weights) if wants.residual else decode(has, weights)
+        elif compact(wants):
+            codes, scales = (encode_signed if name in SIGNED_STATES else encode_nonnegative)(as_real(local(has.data)))
             converted[name], converted[f"{name}_scale"] = codes, scales
-        elif has and not wants:
-            like = real_view(local(param.detach()))  # the shape and dtype to decode into
-            decoded = decode_state(Quantized(saved[name].to(param.device), saved[f"{name}_scale"].to(param.device)), like)
-            converted[name] = torch.view_as_complex(decoded) if param.is_complex() else decoded
+        else:
+            values = decode(has, as_real(local(weights)))  # the shape and dtype to decode into
+            converted[name] = torch.view_as_complex(values) if param.is_complex() else values
             del converted[f"{name}_scale"]
     return converted

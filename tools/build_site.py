@@ -96,7 +96,7 @@ def imports_alone_on_failure(run):
 # ---------------------------------------------------------------- pages at Quarto's names
 
 def page_names(proc: Path) -> dict[str, str]:
-    "Map each processed notebook's file name to the page name Quarto gives it (nbdev's `output-file`): 05_base.ipynb -> base"
+    "Map each processed notebook's file name to the page name Quarto gives it (nbdev's `output-file`): 07_base.ipynb -> base"
     names = {}
     for nb in proc.glob("*.ipynb"):
         match = re.search(r"output-file: ([\w.-]+)\.html", nb.read_text())
@@ -106,7 +106,7 @@ def page_names(proc: Path) -> dict[str, str]:
 
 def rename_pages(proc: Path, online: str) -> dict[str, str]:
     """Rename the processed notebooks to their page names, so smalldocs writes base.html as Quarto does, and rewrite
-    the links to them: `[x](05_base.ipynb#a)` and nbdev's absolute doc links `{online}base.html#a` become relative"""
+    the links to them: `[x](07_base.ipynb#a)` and nbdev's absolute doc links `{online}base.html#a` become relative"""
     names = page_names(proc)
     ipynb = re.compile(r"(\]\(|href=\\?\"|^\s*- |contents:\s*)(?:\./)?(" + "|".join(map(re.escape, names)) + r")(?=[#)\\\"\s]|$)", re.M)
     def fix(text: str) -> str:

@@ -87,7 +87,7 @@ def install_cell(nb: dict, name: str, cfg: dict) -> str:
              "_missing = [req for mod, req in _needs.items() if importlib.util.find_spec(mod) is None]",
              'if _missing: subprocess.run([sys.executable, "-m", "pip", "install", "-q", *_missing], check=True); importlib.invalidate_caches()']
     lines += ["# What the chapter runs on. A GPU below compute capability 8.0 (Colab's free T4) emulates bf16 and torch.compile does",
-              "# not compile bf16 for it: a compiled bf16 step warns once and runs eager; fp16 compiles (optimi_nb.base.native_low_precision)",
+              "# not compile bf16 for it: a compiled bf16 step warns once and runs eager; fp16 compiles (optimi_nb.low_precision.native_low_precision)",
               "import torch",
               "_gpu = (f\"{torch.cuda.get_device_name()}, compute capability {'.'.join(map(str, torch.cuda.get_device_capability()))}\"",
               '        if torch.cuda.is_available() else "none, running on the CPU")',

@@ -15,6 +15,7 @@ def debias_beta(beta: float, # β, the average's decay
 # %% ../nbs/11_adam.ipynb #8cd4ec11
 from torch import Tensor
 from typing import Iterable
+from fastcore.meta import delegates
 from .base import BaseOptimizer
 from .foreach import Tensors, add_, addcdiv_, addcmul_, div_, lerp_, mul_, sqrt_into_
 
@@ -68,27 +69,14 @@ class Adam(BaseOptimizer):
     elementwise_update = True
     torch_counterpart = "Adam"  # load_state_dict converts torch.optim.Adam's (and AdamW's) state dicts
 
+    @delegates(BaseOptimizer.__init__)
     def __init__(self,
                  params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts
                  lr: float, # learning rate γ
                  betas: tuple[float, float] = (0.9, 0.99), # decay of the gradient and squared-gradient averages
-                 weight_decay: float = 0.0, # weight decay λ
                  eps: float = 1e-6, # added to √v
-                 decouple_wd: bool = False, # decoupled weight decay instead of L2 regularisation (that is, AdamW)
-                 decouple_lr: bool = False, # fully decoupled weight decay: λ scaled by lr/max_lr
-                 max_lr: float | None = None, # peak lr for fully decoupled decay; None: the initial lr
-                 kahan_sum: bool | None = None, # Kahan summation for bf16/fp16 parameters; None: automatic
-                 foreach: bool | None = None, # update with foreach ops; None: on accelerators, not on CPU
-                 gradient_release: bool = False, # step parameters during backward
-                 stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
-                 compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
-                 maximize: bool = False, # ascend the objective instead of descending it, as torch.optim's maximize
-                 state_precision: str | None = None, # "int8": moments stored block-wise in 8 bits (see Quantized storage)
-                 kahan_precision: str | None = None, # "int8": the Kahan compensation of bf16/fp16 weights as an int8 residual
-                ) -> None:
-        super().__init__(params, lr, weight_decay, decouple_wd, decouple_lr, max_lr, kahan_sum, foreach, gradient_release,
-                         stochastic_rounding=stochastic_rounding, compiled=compiled,
-                         maximize=maximize, state_precision=state_precision, kahan_precision=kahan_precision, betas=betas, eps=eps)
+                 **kwargs) -> None:
+        super().__init__(params, lr, betas=betas, eps=eps, **kwargs)
 
     def step_scalars(self, group: dict, step: int) -> dict:
         "The debiased betas for step `step`, and eps"

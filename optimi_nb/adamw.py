@@ -8,28 +8,19 @@ __all__ = ['AdamW']
 # %% ../nbs/12_adamw.ipynb #6eda3870
 from torch import Tensor
 from typing import Iterable
+from fastcore.meta import delegates
+from .base import BaseOptimizer
 from .adam import Adam
 
 # %% ../nbs/12_adamw.ipynb #5f32c90e
 class AdamW(Adam):
     "Adam with decoupled (or fully decoupled) weight decay, and Kahan summation"
+    @delegates(BaseOptimizer.__init__, but=["decouple_wd"])
     def __init__(self,
                  params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts
                  lr: float, # learning rate γ
                  betas: tuple[float, float] = (0.9, 0.99), # decay of the gradient and squared-gradient averages
                  weight_decay: float = 1e-2, # decoupled weight decay λ
                  eps: float = 1e-6, # added to √v
-                 decouple_lr: bool = False, # fully decoupled weight decay: λ scaled by lr/max_lr
-                 max_lr: float | None = None, # peak lr for fully decoupled decay; None: the initial lr
-                 kahan_sum: bool | None = None, # Kahan summation for bf16/fp16 parameters; None: automatic
-                 foreach: bool | None = None, # update with foreach ops; None: on accelerators, not on CPU
-                 gradient_release: bool = False, # step parameters during backward
-                 stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
-                 compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
-                 maximize: bool = False, # ascend the objective instead of descending it, as torch.optim's maximize
-                 state_precision: str | None = None, # "int8": moments stored block-wise in 8 bits (see Quantized storage)
-                 kahan_precision: str | None = None, # "int8": the Kahan compensation of bf16/fp16 weights as an int8 residual
-                ) -> None:
-        super().__init__(params, lr, betas, weight_decay, eps, decouple_wd=True, decouple_lr=decouple_lr, max_lr=max_lr,
-                         kahan_sum=kahan_sum, foreach=foreach, gradient_release=gradient_release,
-                         stochastic_rounding=stochastic_rounding, compiled=compiled, maximize=maximize, state_precision=state_precision, kahan_precision=kahan_precision)
+                 **kwargs) -> None:
+        super().__init__(params, lr, betas=betas, eps=eps, weight_decay=weight_decay, decouple_wd=True, **kwargs)

@@ -8,6 +8,7 @@ __all__ = ['adan_update', 'Adan']
 # %% ../nbs/15_adan.ipynb #13dd4851
 from torch import Tensor
 from typing import Iterable
+from fastcore.meta import delegates
 from .adam import debias_beta
 from .base import BaseOptimizer, check_option
 from .foreach import Tensors, add_, addcdiv_, addcmul_, copy_, lerp_, mul_, sqrt_into_, sub_
@@ -52,6 +53,7 @@ class Adan(BaseOptimizer):
     elementwise_update = True
     num_betas = 3
 
+    @delegates(BaseOptimizer.__init__, but=["decouple_wd"])
     def __init__(self,
                  params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts
                  lr: float, # learning rate γ
@@ -59,20 +61,8 @@ class Adan(BaseOptimizer):
                  weight_decay: float = 2e-2, # weight decay λ
                  eps: float = 1e-6, # added to √n
                  adam_wd: bool = False, # AdamW-style decay θ(1-γλ) instead of Adan's θ/(1+γλ)
-                 decouple_lr: bool = False, # fully decoupled weight decay: λ scaled by lr/max_lr
-                 max_lr: float | None = None, # peak lr for fully decoupled decay; None: the initial lr
-                 kahan_sum: bool | None = None, # Kahan summation for bf16/fp16 parameters; None: automatic
-                 foreach: bool | None = None, # update with foreach ops; None: on accelerators, not on CPU
-                 gradient_release: bool = False, # step parameters during backward
-                 stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
-                 compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
-                 maximize: bool = False, # ascend the objective instead of descending it, as torch.optim's maximize
-                 state_precision: str | None = None, # "int8": moments stored block-wise in 8 bits (see Quantized storage)
-                 kahan_precision: str | None = None, # "int8": the Kahan compensation of bf16/fp16 weights as an int8 residual
-                ) -> None:
-        super().__init__(params, lr, weight_decay, True, decouple_lr, max_lr, kahan_sum, foreach, gradient_release,
-                         stochastic_rounding=stochastic_rounding, compiled=compiled, maximize=maximize, state_precision=state_precision, kahan_precision=kahan_precision,
-                         betas=betas, eps=eps, adam_wd=adam_wd)
+                 **kwargs) -> None:
+        super().__init__(params, lr, betas=betas, eps=eps, adam_wd=adam_wd, weight_decay=weight_decay, decouple_wd=True, **kwargs)
 
     def validate(self, group: dict) -> None:
         "Check the shared hyperparameters, then adam_wd"

@@ -8,6 +8,7 @@ __all__ = ['lion_update', 'Lion']
 # %% ../nbs/14_lion.ipynb #2e966914
 from torch import Tensor
 from typing import Iterable
+from fastcore.meta import delegates
 from .base import BaseOptimizer
 from .foreach import Tensors, add_, lerp_, sign_
 
@@ -20,12 +21,12 @@ def lion_update(param: Tensors, # weights
                 lr: float, # γ
                 beta1: float, # β1, the interpolation weight of the step
                 beta2: float, # β2, the decay of m
-                average_weight: float, # (1-β2)/(1-β1), how far m moves towards u: one number, not a quotient of rounded betas
+                u_weight: float, # (1-β2)/(1-β1), the weight of u as m moves towards it: one number, not a quotient of rounded betas
                ) -> None:
     "Lion: step by -γ·sign(β1·m + (1-β1)·g), then m ← β2·m + (1-β2)·g"
     if target is None: return lerp_(exp_avg, grad, 1 - beta2)  # optimizer accumulation: the average only
     lerp_(grad, exp_avg, beta1)                      # grad's buffer ← u = β1·m + (1-β1)·g
-    lerp_(exp_avg, grad, average_weight)  # m ← m + (1-β2)/(1-β1)·(u - m) = β2·m + (1-β2)·g
+    lerp_(exp_avg, grad, u_weight)        # m ← m + (1-β2)/(1-β1)·(u - m) = β2·m + (1-β2)·g
     sign_(grad)
     add_(target, grad, alpha=-lr)
 
@@ -36,26 +37,15 @@ class Lion(BaseOptimizer):
     update = staticmethod(lion_update)
     elementwise_update = True
 
+    @delegates(BaseOptimizer.__init__, but=["decouple_wd"])
     def __init__(self,
                  params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts
                  lr: float, # learning rate γ; 3-10x smaller than AdamW's
                  betas: tuple[float, float] = (0.9, 0.99), # interpolation weight of the step, decay of the average
-                 weight_decay: float = 0.0, # decoupled weight decay λ; 3-10x larger than AdamW's
-                 decouple_lr: bool = False, # fully decoupled weight decay: λ scaled by lr/max_lr
-                 max_lr: float | None = None, # peak lr for fully decoupled decay; None: the initial lr
-                 kahan_sum: bool | None = None, # Kahan summation for bf16/fp16 parameters; None: automatic
-                 foreach: bool | None = None, # update with foreach ops; None: on accelerators, not on CPU
-                 gradient_release: bool = False, # step parameters during backward
-                 stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
-                 compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
-                 maximize: bool = False, # ascend the objective instead of descending it, as torch.optim's maximize
-                 state_precision: str | None = None, # "int8": moments stored block-wise in 8 bits (see Quantized storage)
-                 kahan_precision: str | None = None, # "int8": the Kahan compensation of bf16/fp16 weights as an int8 residual
-                ) -> None:
-        super().__init__(params, lr, weight_decay, True, decouple_lr, max_lr, kahan_sum, foreach, gradient_release,
-                         stochastic_rounding=stochastic_rounding, compiled=compiled, maximize=maximize, state_precision=state_precision, kahan_precision=kahan_precision, betas=betas)
+                 **kwargs) -> None:
+        super().__init__(params, lr, betas=betas, decouple_wd=True, **kwargs)
 
     def step_scalars(self, group: dict, step: int) -> dict:
-        "The betas, as they are (Lion has no bias correction), and m's weight towards u, (1-β2)/(1-β1), computed once in double precision"
+        "The betas, as they are (Lion has no bias correction), and u's weight as m moves towards it, (1-β2)/(1-β1), computed once in double precision"
         beta1, beta2 = group["betas"]
-        return dict(beta1=beta1, beta2=beta2, average_weight=(1 - beta2) / (1 - beta1))
+        return dict(beta1=beta1, beta2=beta2, u_weight=(1 - beta2) / (1 - beta1))

@@ -10,6 +10,8 @@ __all__ = ['NS_COEFFICIENTS', 'MAX_BATCH_ELEMENTS', 'newton_schulz', 'lr_ratio',
 import math
 from collections import defaultdict
 from typing import Iterable
+from fastcore.basics import patch
+from fastcore.meta import delegates
 import torch
 from torch import Tensor, nn
 from .adam import adam_update, debias_beta
@@ -103,11 +105,11 @@ def muon_update(param: Tensors, # weights (matrices, or tensors whose trailing d
 
 # %% ../nbs/18_muon.ipynb #1f3bb410
 def muon_or_adamw_update(param: Tensors, # weights
-                         grad: Tensors, # gradients; scratch space of the rule's update
-                         *buffers: Tensors, # the rule's state: Muon's `momentum_buffer`, or AdamW's `exp_avg` and `exp_avg_sq`
+                         grad: Tensors, # gradients; scratch space of the algorithm's update
+                         *buffers: Tensors, # the algorithm's state: Muon's `momentum_buffer`, or AdamW's `exp_avg` and `exp_avg_sq`
                          target: Tensors | None, # where the update is added: `param`, its Kahan buffer, or None to update the state only
                          lr: float, # γ
-                         rule: str, # "muon" or "adamw", from the param group's `use_muon`
+                         algorithm: str, # the group's: "muon" or "adamw", from its `use_muon`
                          eps: float, # Muon's floor of the Frobenius norm, or AdamW's ε
                          momentum: float | None = None, # Muon's μ
                          nesterov: bool | None = None, # Muon: orthogonalize the Nesterov look-ahead (1-μ)g + μB instead of B
@@ -117,7 +119,7 @@ def muon_or_adamw_update(param: Tensors, # weights
                          beta2: float | None = None, # AdamW's β̂2 for this step
                         ) -> None:
     "`muon_update` for a Muon group, `adam_update` for an AdamW group (the base optimizer applies the decoupled decay)"
-    if rule == "muon":
+    if algorithm == "muon":
         return muon_update(param, grad, *buffers, target=target, lr=lr, momentum=momentum, nesterov=nesterov,
                            ns_coefficients=ns_coefficients, eps=eps, adjust_lr_fn=adjust_lr_fn)
     adam_update(param, grad, *buffers, target=target, lr=lr, beta1=beta1, beta2=beta2, eps=eps)
@@ -127,7 +129,9 @@ class Muon(BaseOptimizer):
     "Muon for matrices (momentum orthogonalized by Newton–Schulz), AdamW for param groups with `use_muon=False`; Kahan summation"
     update = staticmethod(muon_or_adamw_update)
     supports_complex = False  # orthogonalizing a complex matrix as a pair of real ones would be a different algorithm
+    group_keys = ("use_muon",)  # each param group's algorithm: Muon (True) or AdamW (False)
 
+    @delegates(BaseOptimizer.__init__, but=["decouple_wd"])
     def __init__(self,
                  params: Iterable[Tensor] | Iterable[dict], # parameters (named or not), or param groups as dicts
                  lr: float = 1e-3, # learning rate γ (torch.optim.Muon's default)
@@ -138,23 +142,12 @@ class Muon(BaseOptimizer):
                  eps: float = 1e-7, # floor of the Frobenius norm before the iteration
                  ns_steps: int = 5, # Newton–Schulz iterations
                  adjust_lr_fn: str | None = None, # None or "original": γ·√max(1, A/B); "match_rms_adamw": γ·0.2·√max(A, B)
-                 decouple_lr: bool = False, # fully decoupled weight decay: λ scaled by lr/max_lr
-                 max_lr: float | None = None, # peak lr for fully decoupled decay; None: the initial lr
-                 kahan_sum: bool | None = None, # Kahan summation for bf16/fp16 parameters; None: automatic
-                 stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
-                 compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
-                 foreach: bool | None = None, # update with foreach ops and batched matmuls; None: on accelerators, not on CPU
-                 gradient_release: bool = False, # step parameters during backward
-                 maximize: bool = False, # maximize the objective instead of minimizing it
-                 state_precision: str | None = None, # "int8": moments stored block-wise in 8 bits (see Quantized storage)
-                 kahan_precision: str | None = None, # "int8": the Kahan compensation of bf16/fp16 weights as an int8 residual
                  adamw_betas: tuple[float, float] = (0.9, 0.99), # AdamW's betas in groups with `use_muon=False`
                  adamw_eps: float = 1e-6, # AdamW's eps in groups with `use_muon=False`
-                ) -> None:
+                 **kwargs) -> None:
         self.adamw_defaults = dict(betas=adamw_betas, eps=adamw_eps)
-        super().__init__(params, lr, weight_decay, True, decouple_lr, max_lr, kahan_sum, foreach, gradient_release,
-                         stochastic_rounding, compiled, maximize=maximize, state_precision=state_precision, kahan_precision=kahan_precision, momentum=momentum, nesterov=nesterov,
-                         ns_coefficients=ns_coefficients, eps=eps, ns_steps=ns_steps, adjust_lr_fn=adjust_lr_fn, use_muon=True)
+        super().__init__(params, lr, momentum=momentum, nesterov=nesterov, ns_coefficients=ns_coefficients, eps=eps, ns_steps=ns_steps,
+                         adjust_lr_fn=adjust_lr_fn, use_muon=True, weight_decay=weight_decay, decouple_wd=True, **kwargs)
 
     def add_param_group(self, param_group: dict) -> None:
         "Add a param group; a group with `use_muon=False` gets AdamW's betas and eps unless it sets its own"
@@ -163,16 +156,6 @@ class Muon(BaseOptimizer):
         group = self.param_groups[-1]
         try: self._check_params(group, len(self.param_groups) - 1)
         except ValueError: self.param_groups.pop(); raise
-
-    def _check_params(self, group: dict, index: int) -> None:
-        "Raise a `ValueError` naming any parameter of a Muon group that is not a matrix (the base refuses complex ones)"
-        if not group["use_muon"]: return
-        names = group.get("param_names", [None] * len(group["params"]))
-        for i, (p, name) in enumerate(zip(group["params"], names)):
-            if p.ndim < 2:
-                label = f"parameter {name!r}" if name else f"parameter {i} of param group {index}"
-                raise ValueError(f"Muon orthogonalizes matrices, but {label} has shape {tuple(p.shape)}: put it in a param "
-                                 "group with use_muon=False (AdamW), e.g. with muon_param_groups(model)")
 
     def validate(self, group: dict) -> None:
         "Check the shared hyperparameters, then Muon's (or AdamW's, for a group with `use_muon=False`)"
@@ -191,32 +174,49 @@ class Muon(BaseOptimizer):
         if group["adjust_lr_fn"] not in (None, "original", "match_rms_adamw"):
             raise ValueError(f"adjust_lr_fn must be None, 'original' or 'match_rms_adamw', got {group['adjust_lr_fn']!r}")
 
-    def load_state_dict(self, state_dict: dict) -> None:
-        "Load our state dict, or torch.optim.Muon's: its momentum buffers, with step counts restarting from 0 (torch keeps none)"
-        saved_groups = state_dict.get("param_groups") if isinstance(state_dict, dict) else None
-        if "rounding_seed" not in state_dict and saved_groups and all("ns_coefficients" in g for g in saved_groups):
-            if len(saved_groups) != len(self.param_groups):
-                raise ValueError(f"the state dict has {len(saved_groups)} param groups, this Muon has {len(self.param_groups)}")
-            state = {}
-            for saved, group in zip(saved_groups, self.param_groups):
-                for saved_id, param in zip(saved["params"], group["params"]):
-                    if saved_id in state_dict["state"]:
-                        state[saved_id] = self.init_state(param, group | saved) | dict(state_dict["state"][saved_id])
-            state_dict = {"state": state, "param_groups": saved_groups, "optimizer": "Muon", "rounding_seed": self.rounding_seed}
-        super().load_state_dict(state_dict)
+# %% ../nbs/18_muon.ipynb #319e9d95
+@patch
+def _check_params(self: Muon, group: dict, index: int) -> None:
+    "Raise a `ValueError` naming any parameter of a Muon group that is not a matrix (the base refuses complex ones)"
+    if not group["use_muon"]: return
+    names = group.get("param_names", [None] * len(group["params"]))
+    for i, (p, name) in enumerate(zip(group["params"], names)):
+        if p.ndim < 2:
+            label = f"parameter {name!r}" if name else f"parameter {i} of param group {index}"
+            raise ValueError(f"Muon orthogonalizes matrices, but {label} has shape {tuple(p.shape)}: put it in a param "
+                             "group with use_muon=False (AdamW), e.g. with muon_param_groups(model)")
 
-    def buffer_names(self, group: dict) -> tuple[str, ...]:
-        "The momentum for a Muon group (torch.optim.Muon's name), the two moments for an AdamW group"
-        return ("momentum_buffer",) if group["use_muon"] else ("exp_avg", "exp_avg_sq")
+# %% ../nbs/18_muon.ipynb #8ad32bc4
+@patch
+def buffer_names(self: Muon, group: dict) -> tuple[str, ...]:
+    "The momentum for a Muon group (torch.optim.Muon's name), the two moments for an AdamW group"
+    return ("momentum_buffer",) if group["use_muon"] else ("exp_avg", "exp_avg_sq")
 
-    def step_scalars(self, group: dict, step: int) -> dict:
-        "Muon's hyperparameters, with the coefficients repeated for each iteration, or AdamW's debiased betas and eps"
-        if not group["use_muon"]:
-            beta1, beta2 = group["betas"]
-            return dict(rule="adamw", beta1=debias_beta(beta1, step), beta2=debias_beta(beta2, step), eps=group["eps"])
-        return dict(rule="muon", momentum=group["momentum"], nesterov=group["nesterov"],
-                    ns_coefficients=(tuple(group["ns_coefficients"]),) * group["ns_steps"], eps=group["eps"],
-                    adjust_lr_fn=group["adjust_lr_fn"])
+@patch
+def step_scalars(self: Muon, group: dict, step: int) -> dict:
+    "Muon's hyperparameters, with the coefficients repeated for each iteration, or AdamW's debiased betas and eps"
+    if not group["use_muon"]:
+        beta1, beta2 = group["betas"]
+        return dict(algorithm="adamw", beta1=debias_beta(beta1, step), beta2=debias_beta(beta2, step), eps=group["eps"])
+    return dict(algorithm="muon", momentum=group["momentum"], nesterov=group["nesterov"],
+                ns_coefficients=(tuple(group["ns_coefficients"]),) * group["ns_steps"], eps=group["eps"],
+                adjust_lr_fn=group["adjust_lr_fn"])
+
+# %% ../nbs/18_muon.ipynb #c62fd678
+@patch
+def load_state_dict(self: Muon, state_dict: dict) -> None:
+    "Load our state dict, or torch.optim.Muon's: its momentum buffers, with step counts restarting from 0 (torch keeps none)"
+    saved_groups = state_dict.get("param_groups") if isinstance(state_dict, dict) else None
+    if "rounding_seed" not in state_dict and saved_groups and all("ns_coefficients" in g for g in saved_groups):
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError(f"the state dict has {len(saved_groups)} param groups, this Muon has {len(self.param_groups)}")
+        state = {}
+        for saved, group in zip(saved_groups, self.param_groups):
+            for saved_id, param in zip(saved["params"], group["params"]):
+                if saved_id in state_dict["state"]:
+                    state[saved_id] = self.init_state(param, group | saved) | dict(state_dict["state"][saved_id])
+        state_dict = {"state": state, "param_groups": saved_groups, "optimizer": "Muon", "rounding_seed": self.rounding_seed}
+    super(Muon, self).load_state_dict(state_dict)  # patched in: super() needs the class named
 
 # %% ../nbs/18_muon.ipynb #c3d4fc54
 def muon_param_groups(model: nn.Module, # the model whose trainable parameters to split

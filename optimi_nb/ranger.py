@@ -9,6 +9,7 @@ __all__ = ['lookahead_', 'Ranger']
 import torch
 from torch import Tensor
 from typing import Iterable
+from fastcore.meta import delegates
 from .base import BaseOptimizer, check_range
 from .foreach import Tensors, add_, copy_, mul_, sub_
 from .kahan import LOW_PRECISION
@@ -34,28 +35,17 @@ def lookahead_(param: Tensors, # fast weights θ
 class Ranger(RAdam):
     "RAdam with Lookahead, decoupled weight decay by default, and Kahan summation"
     torch_counterpart = None  # torch.optim has no Ranger: its state dicts are RAdam's, without slow weights
+    @delegates(BaseOptimizer.__init__)
     def __init__(self,
                  params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts
                  lr: float, # learning rate γ
                  betas: tuple[float, float] = (0.9, 0.99), # decay of the gradient and squared-gradient averages
-                 weight_decay: float = 0.0, # weight decay λ
                  eps: float = 1e-6, # added to √v
                  k: int = 6, # steps between Lookahead synchronisations
                  alpha: float = 0.5, # fraction of the way the slow weights move towards the fast ones
                  decouple_wd: bool = True, # decoupled weight decay instead of L2 regularisation
-                 decouple_lr: bool = False, # fully decoupled weight decay: λ scaled by lr/max_lr
-                 max_lr: float | None = None, # peak lr for fully decoupled decay; None: the initial lr
-                 kahan_sum: bool | None = None, # Kahan summation for bf16/fp16 parameters; None: automatic
-                 foreach: bool | None = None, # update with foreach ops; None: on accelerators, not on CPU
-                 gradient_release: bool = False, # step parameters during backward
-                 stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
-                 compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
-                 maximize: bool = False, # ascend the objective instead of descending it, as torch.optim's maximize
-                 state_precision: str | None = None, # "int8": moments stored block-wise in 8 bits (see Quantized storage)
-                 kahan_precision: str | None = None, # "int8": the Kahan compensation of bf16/fp16 weights as an int8 residual
-                ) -> None:
-        BaseOptimizer.__init__(self, params, lr, weight_decay, decouple_wd, decouple_lr, max_lr, kahan_sum, foreach,
-                               gradient_release, stochastic_rounding, compiled, maximize, state_precision, kahan_precision, betas=betas, eps=eps, k=k, alpha=alpha)
+                 **kwargs) -> None:
+        super().__init__(params, lr, betas=betas, eps=eps, k=k, alpha=alpha, decouple_wd=decouple_wd, **kwargs)  # RAdam's, which passes k and alpha on
 
     def validate(self, group: dict) -> None:
         "Check RAdam's hyperparameters, then k (an integer ≥ 1) and alpha (in [0, 1])"

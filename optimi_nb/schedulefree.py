@@ -10,11 +10,12 @@ __all__ = ['schedulefree_step_', 'sgd_schedulefree_update', 'sqrt_of', 'adamw_sc
 from typing import Iterable
 import torch
 from torch import Tensor
+from fastcore.basics import patch
+from fastcore.meta import delegates
 from .adam import debias_beta
 from .base import BaseOptimizer, check_option, check_range
 from .foreach import Tensors, add_, addcmul_, div_, mul_
 from .kahan import kahan_commit_
-from .storage import decode_residual, encode_residual, local
 
 # %% ../nbs/19_schedulefree.ipynb #ab691d52
 def schedulefree_step_(target: Tensors, # where y's change is added: `param`, its Kahan buffer, or the rounding buffer
@@ -98,14 +99,19 @@ def average_weight(group: dict, # a param group, advanced to its current step
 class ScheduleFree(BaseOptimizer):
     "What SGDScheduleFree and AdamWScheduleFree share: the averaging weight, train and eval modes, and their checks"
     elementwise_update = True
-    def __init__(self, params, lr, weight_decay, decouple_wd, kahan_sum, foreach, gradient_release, stochastic_rounding,
-                 compiled, maximize, state_precision, kahan_precision, warmup_steps, r, weight_lr_power, **hyperparameters) -> None:
+    group_keys = ("averaging_step", "lr_max", "weight_sum")  # the averaging's running totals t, γ_max and W_t, kept in each param group
+
+    @delegates(BaseOptimizer.__init__, but=["decouple_lr", "max_lr"])
+    def __init__(self,
+                 params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts
+                 lr: float, # learning rate γ
+                 warmup_steps: int, # linear warmup T_w, in steps
+                 r: float, # polynomial weighting t^r of the average
+                 weight_lr_power: float, # p: step t weighs γ_max^p in the average
+                 **kwargs) -> None:
         self._train_mode = True
-        super().__init__(params, lr, weight_decay, decouple_wd, False, None, kahan_sum, foreach, gradient_release,
-                         stochastic_rounding=stochastic_rounding, compiled=compiled, maximize=maximize,
-                         state_precision=state_precision, kahan_precision=kahan_precision,
-                         warmup_steps=warmup_steps, r=r, weight_lr_power=weight_lr_power,
-                         averaging_step=0, lr_max=0.0, weight_sum=0.0, **hyperparameters)
+        super().__init__(params, lr, warmup_steps=warmup_steps, r=r, weight_lr_power=weight_lr_power,
+                         averaging_step=0, lr_max=0.0, weight_sum=0.0, **kwargs)
 
     def beta(self, group: dict) -> float:
         "β, the weight of x in y: `momentum` or `betas[0]`"
@@ -124,52 +130,6 @@ class ScheduleFree(BaseOptimizer):
     def train_mode(self) -> bool:
         "True while the parameters hold y (train mode), False while they hold the average x (eval mode)"
         return self._train_mode
-
-    @torch.no_grad()
-    def eval(self) -> None:
-        "Switch the parameters to x, the average, for evaluation and for saving the model; a no-op in eval mode"
-        if self._train_mode: self._move_parameters(-1.0)
-        self._train_mode = False
-
-    @torch.no_grad()
-    def train(self) -> None:
-        "Switch the parameters back to y, where gradients are taken; a no-op in train mode"
-        if not self._train_mode: self._move_parameters(1.0)
-        self._train_mode = True
-
-    def _move_parameters(self, sign: float) -> None:
-        "Add sign·(1-β)/β·(z - y) to every parameter that has stepped: -1 moves y to x, +1 moves x to y"
-        for group in self.param_groups:
-            beta = self.beta(group)
-            for param in group["params"]:
-                state = self.state.get(param)
-                if not state: continue
-                shift, comp = sign * (1 - beta) / beta, state.get("kahan_comp")
-                if comp is None: param.add_(state["z_minus_y"], alpha=shift); continue
-                weights, int8 = local(param), comp.dtype == torch.int8  # an int8 residual holds the local shard's compensation
-                working = decode_residual(comp, weights) if int8 else comp
-                add_(working, local(state["z_minus_y"]), alpha=shift)
-                kahan_commit_(weights, working, scratch=torch.empty_like(weights))
-                if int8: comp.copy_(encode_residual(working, weights))
-
-    @torch.no_grad()
-    def step(self,
-             closure=None, # reevaluates the model and returns the loss
-             param: Tensor | None = None, # update only this parameter (the gradient-release path)
-            ) -> float | None:
-        "Advance each group's averaging to the step its parameters take, then update them; an error in eval mode"
-        if not self._train_mode:
-            raise RuntimeError(f"{type(self).__name__}.step() in eval mode: the parameters hold the average x, not the point y "
-                               "where gradients are taken. Call opt.train() before training (and opt.eval() before evaluating)")
-        loss = None
-        if closure is not None:
-            with torch.enable_grad(): loss = closure()
-        groups = self.param_groups if param is None else [self._group_of(param)]
-        for group in groups:
-            stepping = [p for p in (group["params"] if param is None else [param]) if p.grad is not None]
-            if stepping: advance_average_(group, max(self.state[p].get("step", 0) + 1 for p in stepping))
-        super().step(None, param)
-        return loss
 
     def state_dict(self) -> dict:
         "The base optimizer's state dict, plus the mode: what the parameters held when it was saved"
@@ -191,30 +151,74 @@ class ScheduleFree(BaseOptimizer):
         if value: raise ValueError(f"{type(self).__name__} has no gradient average to fold micro-batch gradients into: each gradient "
                                    "moves z and y at once. Use gradient accumulation (keep the gradients and step once) instead")
 
+# %% ../nbs/19_schedulefree.ipynb #de1f37ad
+@patch
+@torch.no_grad()
+def eval(self: ScheduleFree) -> None:
+    "Switch the parameters to x, the average, for evaluation and for saving the model; a no-op in eval mode"
+    if self._train_mode: self._move_parameters(-1.0)
+    self._train_mode = False
+
+@patch
+@torch.no_grad()
+def train(self: ScheduleFree) -> None:
+    "Switch the parameters back to y, where gradients are taken; a no-op in train mode"
+    if not self._train_mode: self._move_parameters(1.0)
+    self._train_mode = True
+
+# %% ../nbs/19_schedulefree.ipynb #b744a0b7
+@patch
+def _move_parameters(self: ScheduleFree, sign: float) -> None:
+    "Add sign·(1-β)/β·(z - y) to every parameter that has stepped: -1 moves y to x, +1 moves x to y"
+    for group in self.param_groups:
+        beta = self.beta(group)
+        for param in group["params"]:
+            state = self.state.get(param)
+            if not state: continue
+            shift = sign * (1 - beta) / beta
+            if "kahan_comp" not in state: param.add_(state["z_minus_y"], alpha=shift); continue
+            with self.working_state(param, ("kahan_comp", "z_minus_y")) as (weights, working):  # the local shard, and decoded tensors
+                add_(working["kahan_comp"], working["z_minus_y"], alpha=shift)
+                kahan_commit_(weights, working["kahan_comp"], scratch=torch.empty_like(weights))
+
+# %% ../nbs/19_schedulefree.ipynb #d33a1a20
+@patch
+@torch.no_grad()
+def step(self: ScheduleFree,
+         closure=None, # reevaluates the model and returns the loss
+         param: Tensor | None = None, # update only this parameter (the gradient-release path)
+        ) -> float | None:
+    "Advance each group's averaging to the step its parameters take, then update them; an error in eval mode"
+    if not self._train_mode:
+        raise RuntimeError(f"{type(self).__name__}.step() in eval mode: the parameters hold the average x, not the point y "
+                           "where gradients are taken. Call opt.train() before training (and opt.eval() before evaluating)")
+    loss = None
+    if closure is not None:
+        with torch.enable_grad(): loss = closure()
+    groups = self.param_groups if param is None else [self._group_of(param)]
+    for group in groups:
+        stepping = [p for p in (group["params"] if param is None else [param]) if p.grad is not None]
+        if stepping: advance_average_(group, max(self.state[p].get("step", 0) + 1 for p in stepping))
+    super(ScheduleFree, self).step(None, param)  # patched in: super() needs the class named
+    return loss
+
 # %% ../nbs/19_schedulefree.ipynb #960a6044
 class SGDScheduleFree(ScheduleFree):
     "Schedule-Free SGD: no learning-rate schedule, a warmup, and evaluation at the average (call `train()`/`eval()`)"
     state_names = ("z_minus_y",)
     update = staticmethod(sgd_schedulefree_update)
 
+    @delegates(BaseOptimizer.__init__, but=["decouple_wd", "decouple_lr", "max_lr", "state_precision"])
     def __init__(self,
                  params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts
                  lr: float = 1.0, # learning rate γ; 10-50x a classical SGD lr, says the package
                  momentum: float = 0.9, # β, the weight of the average x in y, in (0, 1)
-                 weight_decay: float = 0.0, # L2 weight decay λ, at y
                  warmup_steps: int = 0, # linear warmup T_w, in steps
                  r: float = 0.0, # polynomial weighting t^r of the average
                  weight_lr_power: float = 2.0, # p: step t weighs γ_max^p in the average
-                 kahan_sum: bool | None = None, # Kahan summation for bf16/fp16 parameters; None: automatic
-                 foreach: bool | None = None, # update with foreach ops; None: on accelerators, not on CPU
-                 gradient_release: bool = False, # step parameters during backward
-                 stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
-                 compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
-                 maximize: bool = False, # ascend the objective instead of descending it, as torch.optim's maximize
-                 kahan_precision: str | None = None, # "int8": the Kahan compensation of bf16/fp16 weights as an int8 residual
-                ) -> None:
-        super().__init__(params, lr, weight_decay, False, kahan_sum, foreach, gradient_release, stochastic_rounding, compiled,
-                         maximize, None, kahan_precision, warmup_steps, r, weight_lr_power, momentum=momentum)
+                 **kwargs) -> None:
+        super().__init__(params, lr, momentum=momentum, warmup_steps=warmup_steps, r=r, weight_lr_power=weight_lr_power,
+                         decouple_wd=False, state_precision=None, **kwargs)  # L2 decay at y; its one state, z - y, stays unquantized
 
     def beta(self, group: dict) -> float: return group["momentum"]
 
@@ -234,26 +238,18 @@ class AdamWScheduleFree(ScheduleFree):
     state_names = ("exp_avg_sq", "z_minus_y")
     update = staticmethod(adamw_schedulefree_update)
 
+    @delegates(BaseOptimizer.__init__, but=["decouple_wd", "decouple_lr", "max_lr"])
     def __init__(self,
                  params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts
                  lr: float = 0.0025, # learning rate γ; 1-10x a scheduled AdamW's, says the package
                  betas: tuple[float, float] = (0.9, 0.999), # β1, the weight of x in y, in (0, 1); β2, the decay of v
                  eps: float = 1e-8, # added to √v̂
-                 weight_decay: float = 0.0, # weight decay λ, at y, outside the normalisation
                  warmup_steps: int = 0, # linear warmup T_w, in steps
                  r: float = 0.0, # polynomial weighting t^r of the average
                  weight_lr_power: float = 2.0, # p: step t weighs γ_max^p in the average
-                 kahan_sum: bool | None = None, # Kahan summation for bf16/fp16 parameters; None: automatic
-                 foreach: bool | None = None, # update with foreach ops; None: on accelerators, not on CPU
-                 gradient_release: bool = False, # step parameters during backward
-                 stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
-                 compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
-                 maximize: bool = False, # ascend the objective instead of descending it, as torch.optim's maximize
-                 state_precision: str | None = None, # "int8": v̂ stored block-wise in 8 bits (see Quantized storage); z - y stays in the weights' dtype
-                 kahan_precision: str | None = None, # "int8": the Kahan compensation of bf16/fp16 weights as an int8 residual
-                ) -> None:
-        super().__init__(params, lr, weight_decay, True, kahan_sum, foreach, gradient_release, stochastic_rounding, compiled,
-                         maximize, state_precision, kahan_precision, warmup_steps, r, weight_lr_power, betas=betas, eps=eps)
+                 **kwargs) -> None:
+        super().__init__(params, lr, betas=betas, eps=eps, warmup_steps=warmup_steps, r=r, weight_lr_power=weight_lr_power,
+                         decouple_wd=True, **kwargs)
 
     def beta(self, group: dict) -> float: return group["betas"][0]
 

@@ -8,6 +8,7 @@ __all__ = ['sgd_update', 'SGD']
 # %% ../nbs/10_sgd.ipynb #0abb5390
 from torch import Tensor
 from typing import Iterable
+from fastcore.meta import delegates
 from .base import BaseOptimizer, check_option, check_range
 from .foreach import Tensors, add_, mul_
 
@@ -39,29 +40,16 @@ class SGD(BaseOptimizer):
     elementwise_update = True
     torch_counterpart = "SGD"  # load_state_dict converts torch.optim.SGD's state dicts
 
+    @delegates(BaseOptimizer.__init__)
     def __init__(self,
                  params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts
                  lr: float, # learning rate γ
                  momentum: float = 0.0, # momentum coefficient β; 0 keeps no momentum buffer
                  dampening: bool = False, # scale new gradients by 1-β, making m an average instead of a sum
-                 weight_decay: float = 0.0, # weight decay λ
-                 decouple_wd: bool = False, # decoupled weight decay instead of L2 regularisation
-                 decouple_lr: bool = False, # fully decoupled weight decay: λ scaled by lr/max_lr
-                 max_lr: float | None = None, # peak lr for fully decoupled decay; None: the initial lr
                  torch_init: bool = False, # start m at the first gradient, as torch.optim.SGD does
-                 kahan_sum: bool | None = None, # Kahan summation for bf16/fp16 parameters; None: automatic
-                 foreach: bool | None = None, # update with foreach ops; None: on accelerators, not on CPU
-                 gradient_release: bool = False, # step parameters during backward
-                 stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
-                 compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
                  nesterov: bool = False, # Nesterov momentum: step along g + β·m instead of m (needs momentum, no dampening)
-                 maximize: bool = False, # ascend the objective instead of descending it, as torch.optim's maximize
-                 state_precision: str | None = None, # "int8": moments stored block-wise in 8 bits (see Quantized storage)
-                 kahan_precision: str | None = None, # "int8": the Kahan compensation of bf16/fp16 weights as an int8 residual
-                ) -> None:
-        super().__init__(params, lr, weight_decay, decouple_wd, decouple_lr, max_lr, kahan_sum, foreach, gradient_release,
-                         stochastic_rounding=stochastic_rounding, compiled=compiled,
-                         maximize=maximize, state_precision=state_precision, kahan_precision=kahan_precision, momentum=momentum, dampening=dampening, torch_init=torch_init, nesterov=nesterov)
+                 **kwargs) -> None:
+        super().__init__(params, lr, momentum=momentum, dampening=dampening, torch_init=torch_init, nesterov=nesterov, **kwargs)
 
     def validate(self, group: dict) -> None:
         "Check the shared hyperparameters, then momentum, dampening, torch_init and nesterov"

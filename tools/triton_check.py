@@ -209,7 +209,7 @@ def fp32_buffer_sizes(path: str) -> list[int | None]:
 DEVICE_CHECKS_KNOWN = {
     ("kahan.py", "round_to"): "inside the compiled step: patch_for_cuda_kernels gives it a CUDA device's answer",
     ("foreach.py", "foreach_by_default"): "not reached: compiled=True always updates buckets of tensors",
-    ("base.py", "_gpu_capability"): "outside the compiled step: it picks the eager step for bf16 on a GPU below 8.0 (the sm_75 column's *)",
+    ("low_precision.py", "gpu_capability"): "outside the compiled step: it picks the eager step for bf16 on a GPU below 8.0 (the sm_75 column's *)",
     ("storage.py", "slice_numel"): "outside the compiled step: it cuts a bucket with 8-bit states into chunks (2^14 elements on the "
                                    "CPU, 2^22 on a GPU); the model's tensors (5,194 elements) make one chunk either way",
 }
@@ -582,17 +582,15 @@ BOUNDS = {"fp32": 1e-6}
 
 def show_compiled_errors() -> None:
     "Print the traceback of an error in the compiled step, which the optimizer turns into a warning and the eager step"
-    make = optimi_nb.base.compiled_update_core
+    make = optimi_nb.dispatch.compiled_update_core
     def traced(*args, **kwargs):
         try: return make()(*args, **kwargs)
         except Exception: traceback.print_exc(); raise
-    optimi_nb.base.compiled_update_core = lambda: traced
+    optimi_nb.dispatch.compiled_update_core = lambda: traced
 
 def runs_eagerly(dtype: torch.dtype, cc: int) -> bool:
     "Whether the optimizer runs the eager step instead of the compiled one on a GPU of compute capability `cc` (bf16 on a T4)"
-    refuses = getattr(optimi_nb.base, "inductor_refuses", None)
-    if refuses is not None: return refuses(dtype, (cc // 10, cc % 10))
-    return dtype == torch.bfloat16 and cc < 80  # Inductor's own rule (pytorch#129288)
+    return optimi_nb.low_precision.inductor_refuses(dtype, (cc // 10, cc % 10))
 
 # --- the table ----------------------------------------------------------------------------------------------------------
 
@@ -681,7 +679,7 @@ def main() -> int:
           f"be within one bf16 rounding); Lion, the elements that took the other sign where u was within the rounding drift "
           f"of m of zero, counted and left out of the bounds (any other flip fails). *: the kernels compile for this GPU, "
           f"but Inductor declines bf16 graphs below compute "
-          f"capability 8.0 (pytorch#129288), so there the optimizer runs the eager step (optimi_nb.base.inductor_refuses). {time.time() - started:.0f} s in all "
+          f"capability 8.0 (pytorch#129288), so there the optimizer runs the eager step (optimi_nb.low_precision.inductor_refuses). {time.time() - started:.0f} s in all "
           f"(CPU: {time.process_time() - started_cpu + worker.cpu:.0f} s).")
     for line in failures: print("FAILED", line)
     print(f"{passed} passed, {failed} failed")

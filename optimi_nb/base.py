@@ -48,7 +48,7 @@ def check_option(name: str, # the option's name, for the message
     if not (isinstance(value, bool) or (allow_none and value is None)):
         raise TypeError(f"{name} must be {'True, False or None' if allow_none else 'True or False'}, got {value!r}")
 
-# %% ../nbs/07_base.ipynb #1b498746
+# %% ../nbs/07_base.ipynb #88c6a5ad
 def parameters_doc(f: Callable, # a function whose arguments carry docments
                    summary: str, # the docstring's first line
                   ) -> str:
@@ -62,7 +62,7 @@ def parameters_doc(f: Callable, # a function whose arguments carry docments
         lines.append(f"    {star}{name}{anno}{default} -- {doc['docment'] or ''}")
     return "\n".join(lines)
 
-# %% ../nbs/07_base.ipynb #11dbf1a6
+# %% ../nbs/07_base.ipynb #c843e4b2
 class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
     "The shared machinery of optimi_nb's optimizers; a subclass supplies defaults, state buffers, per-step scalars and an update"
     state_names: tuple[str, ...] = ()  # zero-initialised state buffers that `update` takes after `grad`, in order
@@ -120,7 +120,7 @@ class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
         "Apply the group's weight decay before the update (a staticmethod, overridden by optimizers with a rule of their own)"
         weight_decay.weight_decay_(group, param, grad, kahan_comp)
 
-# %% ../nbs/07_base.ipynb #f895fd43
+# %% ../nbs/07_base.ipynb #5c4ee33c
 @patch
 def validate(self: BaseOptimizer,
              group: dict, # a param group with every hyperparameter filled in
@@ -144,7 +144,7 @@ def validate(self: BaseOptimizer,
             raise ValueError(f"betas must be a tuple of {self.num_betas} numbers, got {betas!r}")
         for i, beta in enumerate(betas): check_range(f"betas[{i}]", beta, 0.0, 1.0, high_open=True)
 
-# %% ../nbs/07_base.ipynb #59aac72e
+# %% ../nbs/07_base.ipynb #fca17a87
 @patch
 def add_param_group(self: BaseOptimizer,
                     param_group: dict, # its parameters under "params", and any hyperparameters that differ from the defaults
@@ -171,7 +171,7 @@ def add_param_group(self: BaseOptimizer,
     if getattr(self, "_release", None) is not None:  # added while gradient release hooks run: hook what trains already
         for param in self.param_groups[-1]["params"]: self._release.hook_later(param)
 
-# %% ../nbs/07_base.ipynb #21dac8cd
+# %% ../nbs/07_base.ipynb #fd7d939f
 @patch
 def buffer_names(self: BaseOptimizer,
                  group: dict, # the parameter's param group

@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['fresh_transients', 'Checkpoints', 'torch_optimizer_kind']
 
-# %% ../nbs/06_checkpoint.ipynb #41e95cd7
+# %% ../nbs/06_checkpoint.ipynb #11525d8b
 from fastcore.basics import patch
 import torch
 from torch import Tensor
@@ -18,7 +18,7 @@ def fresh_transients() -> dict:
 class Checkpoints:
     "What `BaseOptimizer` inherits to save and load itself: state dicts (ours and torch.optim's), copies and pickles"
 
-# %% ../nbs/06_checkpoint.ipynb #42c59b15
+# %% ../nbs/06_checkpoint.ipynb #f95f8dad
 @patch
 def state_dict(self: Checkpoints) -> dict:
     "torch.optim's state dict, plus the optimizer's class name and the seed of stochastic rounding"
@@ -41,7 +41,7 @@ def load_state_dict(self: Checkpoints,
             if torch.is_tensor(value) and value.dtype != self.state[param][name].dtype:
                 self.state[param][name] = value.to(device=param.device, copy=True)
 
-# %% ../nbs/06_checkpoint.ipynb #685a255e
+# %% ../nbs/06_checkpoint.ipynb #ab8d08f8
 @patch
 def _check_layout(self: Checkpoints, state_dict: dict) -> None:
     "A ValueError unless `state_dict` is an optimizer state dict with as many param groups, of as many parameters, as this optimizer"
@@ -73,7 +73,7 @@ def _own_groups(self: Checkpoints, state_dict: dict) -> tuple[list[dict], bool]:
     own = lambda group: {key: value for key, value in group.items() if key != "params"}
     return [own(group) | saved | storage(group) for saved, group in zip(saved_groups, self.param_groups)], from_torch
 
-# %% ../nbs/06_checkpoint.ipynb #c2fab928
+# %% ../nbs/06_checkpoint.ipynb #51783299
 @patch
 def _own_state(self: Checkpoints, state_dict: dict, saved_groups: list[dict], from_torch: bool) -> dict:
     "Each saved parameter state in this optimizer's form and storage, or a ValueError naming the first that does not fit"
@@ -94,7 +94,7 @@ def _own_state(self: Checkpoints, state_dict: dict, saved_groups: list[dict], fr
             state[saved_id] = saved_state
     return state
 
-# %% ../nbs/06_checkpoint.ipynb #fee8e6c1
+# %% ../nbs/06_checkpoint.ipynb #393e4730
 @patch
 def __getstate__(self: Checkpoints) -> dict:
     "What `copy.deepcopy` and pickling keep: torch.optim's state and every setting of ours, not hooks or caches tied to this object"
@@ -112,7 +112,7 @@ def __setstate__(self: Checkpoints, state: dict) -> None:
                            _release_prepared=False).items(): self.__dict__.setdefault(key, value)  # pickles of older versions
     self.__dict__.update(fresh_transients())
 
-# %% ../nbs/06_checkpoint.ipynb #38c7eec5
+# %% ../nbs/06_checkpoint.ipynb #50304938
 def torch_optimizer_kind(group: dict, # a param group from a `torch.optim` state dict
                         ) -> str | None:
     "Which torch.optim optimizer saved `group`, from its keys: 'SGD', 'Adam' (AdamW too), 'RAdam', or None"

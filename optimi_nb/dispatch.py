@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['update_core', 'update_core_on_copy', 'compiled_update_core', 'Dispatch', 'chunks_of']
 
-# %% ../nbs/05_dispatch.ipynb #a0124e72
+# %% ../nbs/05_dispatch.ipynb #b5a5f224
 import functools, warnings
 from collections import defaultdict
 from typing import Callable
@@ -18,7 +18,7 @@ from .low_precision import gpu_capability, inductor_refuses, stochastic_round_
 from .storage import (Stored, compact, decode, decoded, encode_, flat_views, flattenable, in_slices, local, local_stored,
                                read_stored, slice_numel, stored_compactly)
 
-# %% ../nbs/05_dispatch.ipynb #d8c3deba
+# %% ../nbs/05_dispatch.ipynb #48cb48c9
 def update_core(update: Callable, # the optimizer's update rule
                 weight_decay_: Callable, # its weight-decay rule: weight_decay_(group, param, grad, buffer)
                 accumulate: bool, # optimizer accumulation: update the state only
@@ -44,7 +44,7 @@ def update_core(update: Callable, # the optimizer's update rule
     for stored, updated in zip(buffers, working): encode_(stored, updated, param)
     if comp is not None: encode_(kahan_comp, comp, param)
 
-# %% ../nbs/05_dispatch.ipynb #9f6e8236
+# %% ../nbs/05_dispatch.ipynb #70f0fc84
 def update_core_on_copy(update, weight_decay_, accumulate, group, scalars, param, grad, *tensors) -> None:
     "`update_core` with a copy of the gradient as its scratch space: in compiled code the copy stays in registers"
     grad = [g.clone() for g in grad] if isinstance(grad, list) else grad.clone()
@@ -55,7 +55,7 @@ def compiled_update_core() -> Callable:
     "`update_core` through torch.compile, made once and shared; on CPU, one loop per tensor (see the Speed chapter)"
     return torch.compile(update_core_on_copy, options={"cpp.max_horizontal_fusion_size": 1, "size_asserts": False})  # dynamo's guards check sizes already
 
-# %% ../nbs/05_dispatch.ipynb #95fc941e
+# %% ../nbs/05_dispatch.ipynb #c48b7e3c
 class Dispatch:
     "What `BaseOptimizer` inherits to run a step: the paths, the buckets, slices and compiled calls, and the hook after an update"
     def after_update_(self,
@@ -79,7 +79,7 @@ class Dispatch:
                           "weight-updating step; use decoupled weight decay", UserWarning, stacklevel=2)
         self._optimizer_accumulation = value
 
-# %% ../nbs/05_dispatch.ipynb #194b88bc
+# %% ../nbs/05_dispatch.ipynb #cfb3aad4
 @patch
 @torch.no_grad()
 def step(self: Dispatch,
@@ -125,7 +125,7 @@ def _warn_once(self: Dispatch, key: str, message: str) -> None:
         self._warned.add(key)
         warnings.warn(message, UserWarning, stacklevel=4)
 
-# %% ../nbs/05_dispatch.ipynb #7400feb1
+# %% ../nbs/05_dispatch.ipynb #d0a3b693
 @patch
 def _count_step(self: Dispatch, param: Tensor, group: dict) -> dict:
     "Create `param`'s state on its first update, count this step (t, from 1, in `state['step']`), and return the state"
@@ -138,23 +138,13 @@ def _count_step(self: Dispatch, param: Tensor, group: dict) -> dict:
 @patch
 def _step_param(self: Dispatch, param: Tensor) -> None:
     "Update one parameter that has a gradient: the single-parameter path"
-    group = self._group_of(param)
+    group, _ = self._group_and_position(param)
     state = self._count_step(param, group)
     self._apply(group, param, param.grad, state, state["step"], self.step_scalars(group, state["step"]))
 
 @patch
-def _group_of(self: Dispatch, param: Tensor) -> dict:
-    "The param group that holds `param`"
-    return self._index(param)[0]
-
-@patch
-def _position_of(self: Dispatch, param: Tensor) -> int:
-    "The position of `param` among all the optimizer's parameters, in param-group order"
-    return self._index(param)[1]
-
-@patch
-def _index(self: Dispatch, param: Tensor) -> tuple[dict, int]:
-    "`param`'s group and position, from a lookup rebuilt whenever the list of param groups changes"
+def _group_and_position(self: Dispatch, param: Tensor) -> tuple[dict, int]:
+    "`param`'s param group, and its position among all the parameters in param-group order, from a lookup rebuilt whenever the list of param groups changes"
     key = (id(self.param_groups), len(self.param_groups))
     if getattr(self, "_index_key", None) != key:
         params = [(p, g) for g in self.param_groups for p in g["params"]]
@@ -163,7 +153,7 @@ def _index(self: Dispatch, param: Tensor) -> tuple[dict, int]:
     try: return self._param_index[id(param)]
     except KeyError: raise ValueError("param is not one of this optimizer's parameters") from None
 
-# %% ../nbs/05_dispatch.ipynb #f6b80500
+# %% ../nbs/05_dispatch.ipynb #49a7200a
 def chunks_of(members: list[tuple[Tensor, dict]], # a bucket's (parameter, state) pairs
               max_numel: int, # the most elements a chunk holds (a larger tensor is a chunk of its own)
              ) -> list[list[tuple[Tensor, dict]]]:
@@ -195,7 +185,7 @@ def _step_group(self: Dispatch, group: dict) -> None:
             lists = {name: [s[name] for _, s in chunk] for name in names if name != "step"}
             self._apply(group, bucket, [p.grad for p in bucket], lists, step, scalars[step])
 
-# %% ../nbs/05_dispatch.ipynb #3d7a0c07
+# %% ../nbs/05_dispatch.ipynb #9d94780b
 @patch
 def _apply(self: Dispatch, group: dict, param: Tensors, grad: Tensors, state: dict, step: int, scalars: dict) -> None:
     "One update of a tensor or a foreach bucket (under no_grad): its stored values read, the update run whole, in slices or compiled, then the hook"
@@ -227,15 +217,15 @@ def working_state(self: Dispatch,
     "A context with `param` and its state entries `names` as working tensors (an FSDP2 shard's where kept in 8 bits), kept again on exit"
     return decoded(self.state[param], names, param)
 
-# %% ../nbs/05_dispatch.ipynb #16821758
+# %% ../nbs/05_dispatch.ipynb #b1411c48
 @patch
 def _round_stochastically(self: Dispatch, param: Tensor, update: Tensor, scratch: Tensor, step: int) -> None:
     "θ ← θ + update, rounded stochastically; the tensor's noise is seeded by the seed, its position and the step"
     generator = self._rounding_generators.setdefault(param.device, torch.Generator(device=param.device))
-    generator.manual_seed((self.rounding_seed * 1_000_003 + self._position_of(param)) * 1_000_033 + step)
+    generator.manual_seed((self.rounding_seed * 1_000_003 + self._group_and_position(param)[1]) * 1_000_033 + step)
     stochastic_round_(param, update.add_(param), generator, scratch)
 
-# %% ../nbs/05_dispatch.ipynb #294e1dfd
+# %% ../nbs/05_dispatch.ipynb #9279e85a
 @patch
 def _run_compiled(self: Dispatch, update, weight_decay_, accumulate, group, scalars, param, *tensors) -> None:
     "`update_core` through torch.compile, with lr and the step's scalars as 0-dim tensors; eager, with one warning, if compiling fails"

@@ -115,7 +115,7 @@ def foreach_by_default(params: list[Tensor], # the parameters to update together
     "What `foreach=None` means: foreach ops on accelerators, where they save kernel launches; the for-loop on CPU, where it reuses the cache"
     return all(p.device.type != "cpu" for p in params)
 
-# %% ../nbs/00_foreach.ipynb #bfb34d72
+# %% ../nbs/00_foreach.ipynb #5e3cfa66
 def as_real(x): # a tensor, a list of tensors, or anything else
     "A complex tensor (or each of a list) viewed as pairs of reals, `torch.view_as_real`; anything else as it is"
     if isinstance(x, list): return [as_real(t) for t in x]

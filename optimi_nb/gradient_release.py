@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['ReleaseState', 'prepare_for_gradient_release', 'remove_gradient_release']
 
-# %% ../nbs/08_release.ipynb #cace8cb1
+# %% ../nbs/08_release.ipynb #a37592f2
 import warnings
 from dataclasses import dataclass, field
 from typing import Callable
@@ -40,7 +40,7 @@ def _step_supports_amp_scaling(self: BaseOptimizer) -> bool:
     "While gradient release hooks run, a GradScaler hands `step()` its scale instead of unscaling, and `step()` refuses it"
     return self._release is not None
 
-# %% ../nbs/08_release.ipynb #adf262b0
+# %% ../nbs/08_release.ipynb #1195b195
 @patch
 def _release_step(self: BaseOptimizer, param: Tensor) -> None:
     "A hook's work: step `param` and free its gradient; warn once if it is stepped twice between two `step()` calls"
@@ -76,7 +76,7 @@ def step_unreleased(self: ReleaseState, opt: BaseOptimizer) -> None:
         param.grad = None
         self.hook_later(param)
 
-# %% ../nbs/08_release.ipynb #b7eb25c3
+# %% ../nbs/08_release.ipynb #b8c6a5ac
 def prepare_for_gradient_release(model: nn.Module, # the model whose parameters the hooks update
                                  optimizer: BaseOptimizer, # an optimi_nb optimizer built with `gradient_release=True`
                                  ignore_existing_hooks: bool = False, # add ours even if parameters already have post-accumulate-grad hooks; re-prepare a prepared model

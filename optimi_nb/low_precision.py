@@ -9,9 +9,7 @@ __all__ = ['stochastic_round_', 'to_low_precision', 'gpu_capability', 'native_lo
 from collections.abc import Iterable
 import torch
 from torch import Tensor, nn
-from .kahan import LOW_PRECISION
-
-_DROPPED_BITS = {torch.bfloat16: 16, torch.float16: 13}  # fp32 mantissa bits that each low-precision dtype lacks
+from .kahan import DROPPED_BITS, LOW_PRECISION
 
 # %% ../nbs/03_rounding.ipynb #f8501f61
 def stochastic_round_(param: Tensor, # a bf16 or fp16 tensor, overwritten
@@ -20,7 +18,7 @@ def stochastic_round_(param: Tensor, # a bf16 or fp16 tensor, overwritten
                       scratch: Tensor | None = None, # a 16-bit tensor like `param` to hold the noise (the gradient's buffer)
                      ) -> None:
     "param ← value, each element rounded up or down at random so that the rounding is right on average"
-    drop = _DROPPED_BITS[param.dtype]
+    drop = DROPPED_BITS[param.dtype]
     noise = (torch.empty_like(param) if scratch is None else scratch).view(torch.int16)
     bits = value.view(torch.int32)
     if drop == 16:  # the noise must be uniform in [0, 2^16): int16 holds [-2^15, 2^15), shifted up afterwards

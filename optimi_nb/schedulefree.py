@@ -195,7 +195,7 @@ def step(self: ScheduleFree,
     loss = None
     if closure is not None:
         with torch.enable_grad(): loss = closure()
-    groups = self.param_groups if param is None else [self._group_of(param)]
+    groups = self.param_groups if param is None else [self._group_and_position(param)[0]]
     for group in groups:
         stepping = [p for p in (group["params"] if param is None else [param]) if p.grad is not None]
         if stepping: advance_average_(group, max(self.state[p].get("step", 0) + 1 for p in stepping))

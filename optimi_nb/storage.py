@@ -136,7 +136,7 @@ def stored_compactly(state: dict, # a parameter's state
     "Whether any entry of `state` is kept in 8 bits"
     return any(compact(read_stored(state, name)) for name in state if name != "step" and not name.endswith("_scale"))
 
-# %% ../nbs/04_quantized_storage.ipynb #9298bd11
+# %% ../nbs/04_quantized_storage.ipynb #9d2f843b
 def decode(stored: Stored, # a stored value
            param: Tensors, # its weights: the working copy's shape and dtype
           ) -> Tensors:
@@ -229,7 +229,7 @@ def decoded(state: dict, # a parameter's state
     yield weights, working
     for name, s in stored.items(): encode_(s, working[name], weights)
 
-# %% ../nbs/04_quantized_storage.ipynb #003b40c9
+# %% ../nbs/04_quantized_storage.ipynb #eb8449bc
 def quantizes(name: str, # a state buffer's name
               param: Tensor, # its parameter
               state_precision: str | None, # the group's setting
@@ -255,7 +255,7 @@ def new_kahan_comp(param: Tensor, # a bf16/fp16 parameter
     dtype = torch.int8 if kahan_precision == "int8" else param.dtype
     return torch.zeros_like(param, dtype=dtype, memory_format=torch.preserve_format)
 
-# %% ../nbs/04_quantized_storage.ipynb #b0f768cf
+# %% ../nbs/04_quantized_storage.ipynb #f4090a8c
 def convert_storage(saved: dict, # a parameter's saved state
                     expected: dict, # a new state of this optimizer for the parameter (the storage to convert to)
                     param: Tensor, # the parameter, with the weights the state belongs to

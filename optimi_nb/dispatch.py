@@ -15,7 +15,7 @@ from torch import Tensor
 from .foreach import Tensors, as_real, foreach_by_default, mul_
 from .kahan import LOW_PRECISION, kahan_commit_
 from .low_precision import gpu_capability, inductor_refuses, stochastic_round_
-from .storage import (Stored, compact, decode, decoded, encode_, flat_views, flattenable, in_slices, local, local_stored,
+from .storage import (Stored, compact, decode, decoded, encode_, flat_views, flattenable, in_slices, local,
                                read_stored, slice_numel, stored_compactly)
 
 # %% ../nbs/05_dispatch.ipynb #48cb48c9
@@ -196,7 +196,7 @@ def _apply(self: Dispatch, group: dict, param: Tensors, grad: Tensors, state: di
         rounding_buffer = torch.zeros_like(param, dtype=torch.float32)  # the update, gathered in fp32 (one tensor: see _step_group)
     buffers, kahan_comp = [read_stored(state, name) for name in self.buffer_names(group)], read_stored(state, "kahan_comp")
     if any(compact(s) for s in (*buffers, kahan_comp)):  # codes hold an FSDP2 shard's values: so must what they update with
-        param, grad, buffers, kahan_comp = local(param), local(grad), [local_stored(b) for b in buffers], local_stored(kahan_comp)
+        param, grad, buffers, kahan_comp = local(param), local(grad), [local(b) for b in buffers], local(kahan_comp)
     rule, tensors = (self.update, self.weight_decay_, accumulate, group, scalars), (param, grad, buffers, kahan_comp, rounding_buffer)
     flat = self.elementwise_update and flattenable(*tensors)
     if group["compiled"] and not self._compile_failed: self._run_compiled(*rule, *(flat_views(*tensors) if flat else tensors))

@@ -30,11 +30,6 @@ def _start_release(self: BaseOptimizer,
     "Gradient release begins: hooks step `params`; `step()` and `zero_grad()` handle the rest"
     self._release, self._release_prepared = ReleaseState({id(p) for p in params}, hook_param), True
 
-@patch
-def _stop_release(self: BaseOptimizer) -> None:
-    "Gradient release ends: `step()` and `zero_grad()` handle every parameter again"
-    self._release = None
-
 @patch(as_prop=True)
 def _step_supports_amp_scaling(self: BaseOptimizer) -> bool:
     "While gradient release hooks run, a GradScaler hands `step()` its scale instead of unscaling, and `step()` refuses it"
@@ -115,4 +110,4 @@ def remove_gradient_release(model: nn.Module, # a model passed to `prepare_for_g
         return
     optimizer, handles = model.__dict__.pop("_gradient_release")
     for handle in handles: handle.remove()
-    optimizer._stop_release()
+    optimizer._release = None  # step() and zero_grad() handle every parameter again

@@ -7,8 +7,8 @@ __all__ = ['BLOCK_SIZE', 'MIN_QUANTIZED_NUMEL', 'TINY', 'MANTISSA_BITS', 'SMALLE
            'NONNEGATIVE_STATES', 'as_blocks', 'from_blocks', 'quantized_numel', 'compand_', 'expand_', 'encode_signed',
            'decode_signed', 'encode_nonnegative', 'decode_nonnegative', 'ulp', 'encode_residual', 'decode_residual',
            'Stored', 'compact', 'read_stored', 'stored_compactly', 'decode', 'encode_', 'slice_numel', 'slice_stored',
-           'in_slices', 'flat_views', 'flattenable', 'local', 'local_stored', 'decoded', 'quantizes',
-           'new_state_buffer', 'new_kahan_comp', 'convert_storage']
+           'in_slices', 'flat_views', 'flattenable', 'local', 'decoded', 'quantizes', 'new_state_buffer',
+           'new_kahan_comp', 'convert_storage']
 
 # %% ../nbs/04_quantized_storage.ipynb #26c3a832
 from contextlib import contextmanager
@@ -205,16 +205,12 @@ def flattenable(param: Tensors, grad: Tensors, buffers: list[Stored], kahan_comp
     return any(compact(s) for s in stored) and contiguous  # a flat view needs contiguous memory
 
 # %% ../nbs/04_quantized_storage.ipynb #45aa06d0
-def local(x: Tensors | None, # a tensor, an FSDP2 DTensor, a list of them, or None
-         ) -> Tensors | None:
-    "The local shard of an FSDP2 DTensor (or of each of a list), which codes and scales are made for; any other tensor as it is"
+def local(x, # a tensor, an FSDP2 DTensor, a list of them, a `Stored` value, or None
+         ):
+    "The local shard of an FSDP2 DTensor (of each of a list, of a stored value's tensors), which codes and scales are made for; anything else as it is"
+    if isinstance(x, Stored): return Stored(local(x.data), local(x.scales), x.residual)
     if isinstance(x, list): return [local(t) for t in x]
     return x.to_local() if hasattr(x, "to_local") else x
-
-def local_stored(stored: Stored | None, # a stored value, or None
-                ) -> Stored | None:
-    "A stored value's tensors as their local FSDP2 shards"
-    return None if stored is None else Stored(local(stored.data), local(stored.scales), stored.residual)
 
 @contextmanager
 def decoded(state: dict, # a parameter's state
@@ -224,7 +220,7 @@ def decoded(state: dict, # a parameter's state
     "The weights and the named entries of `state` as working tensors (local shards where something is kept in 8 bits), kept again on exit"
     stored = {name: read_stored(state, name) for name in names if name in state}
     weights = param
-    if any(compact(s) for s in stored.values()): weights, stored = local(param), {n: local_stored(s) for n, s in stored.items()}
+    if any(compact(s) for s in stored.values()): weights, stored = local(param), {n: local(s) for n, s in stored.items()}
     working = {name: decode(s, weights) for name, s in stored.items()}
     yield weights, working
     for name, s in stored.items(): encode_(s, working[name], weights)

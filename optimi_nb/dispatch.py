@@ -189,14 +189,15 @@ def _step_group(self: Dispatch, group: dict) -> None:
 @patch
 def _apply(self: Dispatch, group: dict, param: Tensors, grad: Tensors, state: dict, step: int, scalars: dict) -> None:
     "One update of a tensor or a foreach bucket (under no_grad): its stored values read, the update run whole, in slices or compiled, then the hook"
+    owner = param  # the optimizer's own parameter (or bucket), before any view of it
     if (param[0] if isinstance(param, list) else param).is_complex():  # element-wise math on (real, imaginary) pairs
         param, grad, state = as_real(param), as_real(grad), {key: as_real(value) for key, value in state.items()}
-    accumulate, rounding_buffer = self._optimizer_accumulation, None
-    if group["stochastic_rounding"] and not accumulate and param.dtype in LOW_PRECISION:
-        rounding_buffer = torch.zeros_like(param, dtype=torch.float32)  # the update, gathered in fp32 (one tensor: see _step_group)
     buffers, kahan_comp = [read_stored(state, name) for name in self.buffer_names(group)], read_stored(state, "kahan_comp")
     if any(compact(s) for s in (*buffers, kahan_comp)):  # codes hold an FSDP2 shard's values: so must what they update with
         param, grad, buffers, kahan_comp = local(param), local(grad), [local(b) for b in buffers], local(kahan_comp)
+    accumulate, rounding_buffer = self._optimizer_accumulation, None
+    if group["stochastic_rounding"] and not accumulate and param.dtype in LOW_PRECISION:
+        rounding_buffer = torch.zeros_like(param, dtype=torch.float32)  # the update, gathered in fp32 (one tensor: see _step_group)
     rule, tensors = (self.update, self.weight_decay_, accumulate, group, scalars), (param, grad, buffers, kahan_comp, rounding_buffer)
     flat = self.elementwise_update and flattenable(*tensors)
     if group["compiled"] and not self._compile_failed: self._run_compiled(*rule, *(flat_views(*tensors) if flat else tensors))
@@ -204,7 +205,7 @@ def _apply(self: Dispatch, group: dict, param: Tensors, grad: Tensors, state: di
         for piece in in_slices(*tensors, size=slice_numel(param.device)): update_core(*rule, *piece)
     else: update_core(*rule, *tensors)
     if accumulate: return
-    if rounding_buffer is not None: self._round_stochastically(param, rounding_buffer, grad, step)
+    if rounding_buffer is not None: self._round_stochastically(owner, param, rounding_buffer, grad, step)
     if type(self).after_update_ is Dispatch.after_update_: return
     with decoded(state, ("kahan_comp",), param) as (weights, working):  # the hook sees the compensation itself
         self.after_update_(group, weights, state | working, step)
@@ -219,10 +220,18 @@ def working_state(self: Dispatch,
 
 # %% ../nbs/05_dispatch.ipynb #b1411c48
 @patch
-def _round_stochastically(self: Dispatch, param: Tensor, update: Tensor, scratch: Tensor, step: int) -> None:
-    "θ ← θ + update, rounded stochastically; the tensor's noise is seeded by the seed, its position and the step"
+def _round_stochastically(self: Dispatch,
+                          owner: Tensor, # the optimizer's parameter, whose position seeds the noise
+                          param: Tensor, # its weights, or their local shard
+                          update: Tensor, # the fp32 update to add, overwritten
+                          scratch: Tensor, # a buffer like `param` for the noise (the gradient's)
+                          step: int, # t, counting from 1
+                         ) -> None:
+    "θ ← θ + update, rounded stochastically; the noise is seeded by the seed, the parameter's position, the step and, under FSDP2, the rank"
+    shard = torch.distributed.get_rank() if hasattr(owner, "device_mesh") else 0  # each rank's shard draws noise of its own
     generator = self._rounding_generators.setdefault(param.device, torch.Generator(device=param.device))
-    generator.manual_seed((self.rounding_seed * 1_000_003 + self._group_and_position(param)[1]) * 1_000_033 + step)
+    generator.manual_seed((self.rounding_seed * 1_000_003 + self._group_and_position(owner)[1]) * 1_000_033 + step + shard * 1_000_000_007)
+    param, update, scratch = local(param), local(update), local(scratch)  # a DTensor's shard: its random fill has no sharding rule
     stochastic_round_(param, update.add_(param), generator, scratch)
 
 # %% ../nbs/05_dispatch.ipynb #9279e85a

@@ -195,6 +195,7 @@ def _apply(self: Dispatch, group: dict, param: Tensors, grad: Tensors, state: di
     buffers, kahan_comp = [read_stored(state, name) for name in self.buffer_names(group)], read_stored(state, "kahan_comp")
     if any(compact(s) for s in (*buffers, kahan_comp)):  # codes hold an FSDP2 shard's values: so must what they update with
         param, grad, buffers, kahan_comp = local(param), local(grad), [local(b) for b in buffers], local(kahan_comp)
+        state = {key: local(value) for key, value in state.items()}  # and what the hook after the update works with
     accumulate, rounding_buffer = self._optimizer_accumulation, None
     if group["stochastic_rounding"] and not accumulate and param.dtype in LOW_PRECISION:
         rounding_buffer = torch.zeros_like(param, dtype=torch.float32)  # the update, gathered in fp32 (one tensor: see _step_group)

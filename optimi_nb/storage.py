@@ -6,9 +6,9 @@
 __all__ = ['BLOCK_SIZE', 'MIN_QUANTIZED_NUMEL', 'TINY', 'MANTISSA_BITS', 'SMALLEST_SPACING', 'SIGNED_STATES',
            'NONNEGATIVE_STATES', 'as_blocks', 'from_blocks', 'quantized_numel', 'compand_', 'expand_', 'encode_signed',
            'decode_signed', 'encode_nonnegative', 'decode_nonnegative', 'ulp', 'encode_residual', 'decode_residual',
-           'Stored', 'compact', 'read_stored', 'stored_compactly', 'decode', 'encode_', 'slice_numel', 'slice_stored',
-           'in_slices', 'flat_views', 'flattenable', 'local', 'decoded', 'quantizes', 'new_state_buffer',
-           'new_kahan_comp', 'convert_storage']
+           'decode_blocks', 'encode_blocks_', 'Stored', 'compact', 'read_stored', 'stored_compactly', 'decode',
+           'encode_', 'slice_numel', 'slice_stored', 'in_slices', 'flat_views', 'flattenable', 'local', 'decoded',
+           'quantizes', 'new_state_buffer', 'sharded_state_buffer', 'new_kahan_comp', 'convert_storage']
 
 # %% ../nbs/04_quantized_storage.ipynb #26c3a832
 from contextlib import contextmanager
@@ -16,6 +16,7 @@ from typing import Iterator, NamedTuple
 import torch
 import torch.nn.functional as F
 from torch import Tensor
+from torch.distributed.tensor import DTensor
 from .foreach import Tensors, _each, as_real  # _each: a bucket's lists zipped, or single tensors wrapped
 
 # %% ../nbs/04_quantized_storage.ipynb #aba1f65c
@@ -107,6 +108,30 @@ def decode_residual(residual: Tensor, # int8 ρ from `encode_residual`
     "The compensation k = ρ/127·ULP(θ)/2, in `param`'s dtype"
     return residual.float().div_(127).mul_(ulp(param).div_(2)).to(param.dtype)
 
+# %% ../nbs/04_quantized_storage.ipynb #6b795b52
+def decode_blocks(codes: Tensor, # int8 or uint8 codes: 1-D (one run of blocks), or 2-D (blocks within each row)
+                  scales: Tensor, # their block scales, shaped like the codes' blocks
+                  like: Tensor, # the shape and dtype to decode into
+                 ) -> Tensor:
+    "The values that 8-bit codes stand for, whichever layout they are in"
+    decoder = decode_signed if codes.dtype == torch.int8 else decode_nonnegative
+    if codes.dim() == 1: return decoder(codes, scales, like)
+    padded = decoder(codes.view(-1), scales.view(-1), torch.empty(codes.shape, dtype=like.dtype, device="meta"))
+    return padded[:, :like.numel() // max(codes.shape[0], 1)].reshape(like.shape)  # each row's values, without its padding
+
+def encode_blocks_(codes: Tensor, # int8 or uint8 codes, overwritten: 1-D, or 2-D (blocks within each row)
+                   scales: Tensor, # their block scales, overwritten
+                   values: Tensor, # the values to keep, any shape with as many elements as the codes' rows hold
+                  ) -> None:
+    "Keep `values` in 8-bit codes and block scales, whichever layout they are in"
+    encoder = encode_signed if codes.dtype == torch.int8 else encode_nonnegative
+    if codes.dim() == 2:  # pad each row to whole blocks, so that no block spans two rows
+        if codes.shape[0] == 0: return
+        rows = values.reshape(codes.shape[0], -1)
+        values = F.pad(rows, (0, codes.shape[1] - rows.shape[1]))
+    new_codes, new_scales = encoder(values)
+    codes.view(-1).copy_(new_codes); scales.view(-1).copy_(new_scales)
+
 # %% ../nbs/04_quantized_storage.ipynb #46e1874b
 SIGNED_STATES = ("exp_avg", "exp_avg_diff", "momentum_buffer")  # averages of gradients: int8 codes
 NONNEGATIVE_STATES = ("exp_avg_sq",)  # averages of squared gradients: uint8 codes of the square root
@@ -143,8 +168,7 @@ def decode(stored: Stored, # a stored value
     "A working copy in the parameter's dtype; plain values are their own working copy, updated in place"
     if not compact(stored): return stored.data
     partner = stored.data if stored.scales is None else stored.scales  # a residual has no scales: zip its codes twice
-    decoded = [decode_residual(codes, p) if stored.residual else
-               (decode_signed if codes.dtype == torch.int8 else decode_nonnegative)(codes, scales, p)
+    decoded = [decode_residual(codes, p) if stored.residual else decode_blocks(codes, scales, p)
                for codes, scales, p in _each(stored.data, partner, param)]
     return decoded if isinstance(param, list) else decoded[0]
 
@@ -156,9 +180,8 @@ def encode_(stored: Stored, # the stored value, overwritten
     if not compact(stored): return
     partner = stored.data if stored.scales is None else stored.scales
     for codes, scales, w, p in _each(stored.data, partner, working, param):
-        if stored.residual: codes.copy_(encode_residual(w, p)); continue
-        new_codes, new_scales = (encode_signed if codes.dtype == torch.int8 else encode_nonnegative)(w)
-        codes.copy_(new_codes); scales.copy_(new_scales)
+        if stored.residual: codes.copy_(encode_residual(w, p))
+        else: encode_blocks_(codes, scales, w)
 
 # %% ../nbs/04_quantized_storage.ipynb #ca7a18b9
 def slice_numel(device: torch.device, # where the tensors are
@@ -202,7 +225,8 @@ def flattenable(param: Tensors, grad: Tensors, buffers: list[Stored], kahan_comp
     stored = [s for s in (*buffers, kahan_comp) if s is not None]
     plain = [param, grad, rounding_buffer, *(s.data for s in stored if s.scales is None)]
     contiguous = all(t.is_contiguous() for x in plain if x is not None for t in (x if isinstance(x, list) else [x]))
-    return any(compact(s) for s in stored) and contiguous  # a flat view needs contiguous memory
+    one_run = all(codes.dim() == 1 for s in stored if s.scales is not None for codes in (s.data if isinstance(s.data, list) else [s.data]))
+    return any(compact(s) for s in stored) and contiguous and one_run  # a flat view needs contiguous memory, and blocks in one run
 
 # %% ../nbs/04_quantized_storage.ipynb #45aa06d0
 def local(x, # a tensor, an FSDP2 DTensor, a list of them, a `Stored` value, or None
@@ -231,8 +255,9 @@ def quantizes(name: str, # a state buffer's name
               state_precision: str | None, # the group's setting
              ) -> bool:
     "Whether the state `name` of `param` is kept in 8 bits"
-    return (state_precision == "int8" and name in SIGNED_STATES + NONNEGATIVE_STATES
-            and as_real(local(param)).numel() >= MIN_QUANTIZED_NUMEL)
+    sharded = hasattr(param, "device_mesh")  # an FSDP2 DTensor: its blocks lie within rows, so it needs rows
+    return (state_precision == "int8" and name in SIGNED_STATES + NONNEGATIVE_STATES and not (sharded and param.dim() < 2)
+            and param.numel() * (2 if param.is_complex() else 1) >= MIN_QUANTIZED_NUMEL)  # the whole tensor's size, on any number of ranks
 
 def new_state_buffer(name: str, # the buffer's name
                      param: Tensor, # its parameter
@@ -240,9 +265,22 @@ def new_state_buffer(name: str, # the buffer's name
                     ) -> dict[str, Tensor]:
     "A zeroed state buffer: `{name: tensor}` like `param`, or `{name: codes, name_scale: scales}` when quantized"
     if not quantizes(name, param, state_precision): return {name: torch.zeros_like(param, memory_format=torch.preserve_format)}
-    numel = quantized_numel(as_real(local(param)).numel())
     dtype = torch.int8 if name in SIGNED_STATES else torch.uint8
+    if hasattr(param, "device_mesh"): return sharded_state_buffer(name, param, dtype)
+    numel = quantized_numel(as_real(param).numel())
     return {name: torch.zeros(numel, dtype=dtype, device=param.device), f"{name}_scale": torch.zeros(numel // BLOCK_SIZE, device=param.device)}
+
+def sharded_state_buffer(name: str, # the buffer's name
+                         param: Tensor, # an FSDP2 DTensor of two or more dimensions, sharded by rows
+                         dtype: torch.dtype, # the codes' dtype
+                        ) -> dict[str, Tensor]:
+    "Zeroed codes and scales in blocks within each row, DTensors sharded like the rows: a rank's are a slice of the global ones, however many ranks"
+    rows, shard = param.shape[0], param.to_local()
+    width = quantized_numel(param.numel() // max(rows, 1))  # a row's codes: whole blocks
+    def like_rows(columns: int, dtype: torch.dtype) -> Tensor:
+        local_rows = torch.zeros(shard.shape[0], columns, dtype=dtype, device=shard.device)
+        return DTensor.from_local(local_rows, param.device_mesh, param.placements, run_check=False, shape=(rows, columns), stride=(columns, 1))
+    return {name: like_rows(width, dtype), f"{name}_scale": like_rows(width // BLOCK_SIZE, torch.float32)}
 
 def new_kahan_comp(param: Tensor, # a bf16/fp16 parameter
                    kahan_precision: str | None, # the group's setting: "int8" for a residual, None for the weights' dtype
@@ -261,12 +299,14 @@ def convert_storage(saved: dict, # a parameter's saved state
     for name in expected:
         if name == "step" or name.endswith("_scale") or not isinstance(saved.get(name), Tensor): continue
         has, wants = read_stored(saved, name), read_stored(expected, name)
-        if compact(has) == compact(wants): continue
+        relaid = compact(has) and compact(wants) and has.data.dim() != wants.data.dim() and not hasattr(param, "device_mesh")
+        if compact(has) == compact(wants) and not relaid: continue  # relaid: 8-bit blocks in rows (a full FSDP2 state dict) to one run
         has = Stored(*(None if t is None else t.to(param.device) for t in has[:2]), has.residual)
         if name == "kahan_comp":
             converted[name] = encode_residual(has.data, weights) if wants.residual else decode(has, weights)
         elif compact(wants):
-            codes, scales = (encode_signed if name in SIGNED_STATES else encode_nonnegative)(as_real(local(has.data)))
+            values = decode(has, as_real(weights)) if relaid else as_real(local(has.data))
+            codes, scales = (encode_signed if name in SIGNED_STATES else encode_nonnegative)(values)
             converted[name], converted[f"{name}_scale"] = codes, scales
         else:
             values = decode(has, as_real(local(weights)))  # the shape and dtype to decode into

@@ -7,12 +7,11 @@ __all__ = ['BLOCK_SIZE', 'MIN_QUANTIZED_NUMEL', 'TINY', 'MANTISSA_BITS', 'SMALLE
            'NONNEGATIVE_STATES', 'as_blocks', 'from_blocks', 'quantized_numel', 'compand_', 'expand_', 'encode_signed',
            'decode_signed', 'encode_nonnegative', 'decode_nonnegative', 'ulp', 'encode_residual', 'decode_residual',
            'decode_blocks', 'encode_blocks_', 'Stored', 'compact', 'read_stored', 'stored_compactly', 'decode',
-           'encode_', 'slice_numel', 'slice_stored', 'in_slices', 'flat_views', 'flattenable', 'local', 'decoded',
-           'quantizes', 'new_state_buffer', 'sharded_state_buffer', 'new_kahan_comp', 'convert_storage']
+           'encode_', 'slice_stored', 'in_slices', 'flat_views', 'flattenable', 'local', 'quantizes',
+           'new_state_buffer', 'sharded_state_buffer', 'new_kahan_comp', 'convert_storage']
 
 # %% ../nbs/04_quantized_storage.ipynb #26c3a832
-from contextlib import contextmanager
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 import torch
 import torch.nn.functional as F
 from torch import Tensor
@@ -184,12 +183,6 @@ def encode_(stored: Stored, # the stored value, overwritten
         else: encode_blocks_(codes, scales, w)
 
 # %% ../nbs/04_quantized_storage.ipynb #ca7a18b9
-def slice_numel(device: torch.device, # where the tensors are
-                compiled: bool = False, # for the compiled path, whose calls each cost more than a slice's work on a CPU
-               ) -> int:
-    "How many elements of 8-bit states an update decodes, updates and encodes at a time on `device`: a slice, or a foreach chunk (whole blocks)"
-    return 2**14 if device.type == "cpu" and not compiled else 2**22
-
 def slice_stored(x: Tensor | Stored | None, # a contiguous tensor, a stored value, or None
                  start: int, # the first element, a multiple of BLOCK_SIZE
                  stop: int, # one past the last element
@@ -235,19 +228,6 @@ def local(x, # a tensor, an FSDP2 DTensor, a list of them, a `Stored` value, or 
     if isinstance(x, Stored): return Stored(local(x.data), local(x.scales), x.residual)
     if isinstance(x, list): return [local(t) for t in x]
     return x.to_local() if hasattr(x, "to_local") else x
-
-@contextmanager
-def decoded(state: dict, # a parameter's state
-            names: tuple[str, ...], # the entries to work on, such as ("kahan_comp",); absent ones are skipped
-            param: Tensors, # the weights
-           ) -> Iterator[tuple[Tensors, dict]]:
-    "The weights and the named entries of `state` as working tensors (local shards where something is kept in 8 bits), kept again on exit"
-    stored = {name: read_stored(state, name) for name in names if name in state}
-    weights = param
-    if any(compact(s) for s in stored.values()): weights, stored = local(param), {n: local(s) for n, s in stored.items()}
-    working = {name: decode(s, weights) for name, s in stored.items()}
-    yield weights, working
-    for name, s in stored.items(): encode_(s, working[name], weights)
 
 # %% ../nbs/04_quantized_storage.ipynb #eb8449bc
 def quantizes(name: str, # a state buffer's name

@@ -6,11 +6,10 @@
 __all__ = ['check_range', 'check_option', 'parameters_doc', 'BaseOptimizer']
 
 # %% ../nbs/07_base.ipynb #af462c87
-import inspect, math, numbers, warnings
+import inspect, math, numbers
 from typing import Callable, Iterable
 from fastcore.basics import patch
 from fastcore.docments import docments
-import torch
 from torch import Tensor
 from torch.optim import Optimizer
 from .checkpoint import Checkpoints, fresh_transients

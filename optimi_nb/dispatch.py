@@ -16,7 +16,7 @@ from torch import Tensor
 from .foreach import Tensors, as_real, foreach_by_default, mul_
 from .kahan import LOW_PRECISION, kahan_commit_
 from .low_precision import gpu_capability, inductor_refuses, stochastic_round_
-from .storage import (BLOCK_SIZE, Stored, compact, decode, encode_, flat_views, flattenable, in_slices, local,
+from .storage import (Stored, compact, decode, encode_, flat_views, flattenable, in_slices, local,
                                read_stored, stored_compactly)
 
 # %% ../nbs/05_dispatch.ipynb #48cb48c9

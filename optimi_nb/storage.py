@@ -255,6 +255,8 @@ def sharded_state_buffer(name: str, # the buffer's name
                          dtype: torch.dtype, # the codes' dtype
                         ) -> dict[str, Tensor]:
     "Zeroed codes and scales in blocks within each row, DTensors sharded like the rows: a rank's are a slice of the global ones, however many ranks"
+    if any(p.is_shard() and p.dim != 0 for p in param.placements):  # tensor parallelism's column shards: blocks would cross them
+        raise TypeError(f"8-bit states need a DTensor sharded by rows (dim 0), as FSDP2 shards; got placements {param.placements}")
     rows, shard = param.shape[0], param.to_local()
     width = quantized_numel(param.numel() // max(rows, 1))  # a row's codes: whole blocks
     def like_rows(columns: int, dtype: torch.dtype) -> Tensor:

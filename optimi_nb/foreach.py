@@ -92,9 +92,10 @@ def lerp_(x: Tensors, # updated in place
 def sqrt_into_(out: Tensors, # overwritten with √x
                x: Tensors, # read
               ) -> None:
-    "out ← √x: one pass on a tensor; a copy and an in-place square root on a list"
-    if isinstance(out, list): copy_(out, x); sqrt_(out)
-    else: torch.sqrt(x, out=out)
+    "out ← √x: one pass on a tensor; on a list a copy and an in-place square root, or new roots where `x` is wider than `out`"
+    if not isinstance(out, list): torch.sqrt(x, out=out)
+    elif x and x[0].dtype.itemsize > out[0].dtype.itemsize: copy_(out, torch._foreach_sqrt(x))  # fp32 v beside fp16 weights: √ first
+    else: copy_(out, x); sqrt_(out)
 
 # %% ../nbs/00_foreach.ipynb #6efbda1a
 def mul_(x: Tensors, # the tensor or list of tensors to scale in place

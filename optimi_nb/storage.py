@@ -7,7 +7,7 @@ __all__ = ['BLOCK_SIZE', 'MIN_QUANTIZED_NUMEL', 'TINY', 'MANTISSA_BITS', 'SMALLE
            'NONNEGATIVE_STATES', 'as_blocks', 'from_blocks', 'quantized_numel', 'compand_', 'expand_', 'encode_signed',
            'decode_signed', 'encode_nonnegative', 'decode_nonnegative', 'ulp', 'encode_residual', 'decode_residual',
            'decode_blocks', 'encode_blocks_', 'Stored', 'compact', 'read_stored', 'stored_compactly', 'decode',
-           'encode_', 'slice_stored', 'in_slices', 'flat_views', 'flattenable', 'local', 'quantizes',
+           'encode_', 'slice_stored', 'in_slices', 'flat_views', 'flattenable', 'local', 'quantizes', 'state_dtype',
            'new_state_buffer', 'sharded_state_buffer', 'new_kahan_comp', 'convert_storage']
 
 # %% ../nbs/04_quantized_storage.ipynb #26c3a832
@@ -114,6 +114,8 @@ def decode_blocks(codes: Tensor, # int8 or uint8 codes: 1-D (one run of blocks),
                  ) -> Tensor:
     "The values that 8-bit codes stand for, whichever layout they are in"
     decoder = decode_signed if codes.dtype == torch.int8 else decode_nonnegative
+    if codes.dtype == torch.uint8 and like.dtype == torch.float16:  # an average of squares outgrows fp16's range (see `state_dtype`)
+        like = torch.empty(like.shape, dtype=torch.float32, device="meta")
     if codes.dim() == 1: return decoder(codes, scales, like)
     padded = decoder(codes.view(-1), scales.view(-1), torch.empty(codes.shape, dtype=like.dtype, device="meta"))
     return padded[:, :like.numel() // max(codes.shape[0], 1)].reshape(like.shape)  # each row's values, without its padding
@@ -239,12 +241,18 @@ def quantizes(name: str, # a state buffer's name
     return (state_precision == "int8" and name in SIGNED_STATES + NONNEGATIVE_STATES and not (sharded and param.dim() < 2)
             and param.numel() * (2 if param.is_complex() else 1) >= MIN_QUANTIZED_NUMEL)  # the whole tensor's size, on any number of ranks
 
+def state_dtype(name: str, # a state buffer's name
+                param: Tensor, # its parameter
+               ) -> torch.dtype:
+    "The dtype a plain state is kept and updated in: the parameter's, but fp32 for an average of squared gradients beside fp16 weights"
+    return torch.float32 if name in NONNEGATIVE_STATES and param.dtype == torch.float16 else param.dtype  # g² needs twice g's exponent range
+
 def new_state_buffer(name: str, # the buffer's name
                      param: Tensor, # its parameter
                      state_precision: str | None, # the group's setting
                     ) -> dict[str, Tensor]:
     "A zeroed state buffer: `{name: tensor}` like `param`, or `{name: codes, name_scale: scales}` when quantized"
-    if not quantizes(name, param, state_precision): return {name: torch.zeros_like(param, memory_format=torch.preserve_format)}
+    if not quantizes(name, param, state_precision): return {name: torch.zeros_like(param, dtype=state_dtype(name, param), memory_format=torch.preserve_format)}
     dtype = torch.int8 if name in SIGNED_STATES else torch.uint8
     if hasattr(param, "device_mesh"): return sharded_state_buffer(name, param, dtype)
     numel = quantized_numel(as_real(param).numel())
@@ -282,6 +290,8 @@ def convert_storage(saved: dict, # a parameter's saved state
         if name == "step" or name.endswith("_scale") or not isinstance(saved.get(name), Tensor): continue
         has, wants = read_stored(saved, name), read_stored(expected, name)
         relaid = compact(has) and compact(wants) and has.data.dim() != wants.data.dim() and not hasattr(param, "device_mesh")
+        if not compact(has) and not compact(wants) and has.data.dtype.itemsize < wants.data.dtype.itemsize:
+            converted[name] = has.data.to(wants.data.dtype)  # widened: an fp16 average of squares, saved by torch.optim or optimi_nb 0.1
         if compact(has) == compact(wants) and not relaid: continue  # relaid: 8-bit blocks in rows (a full FSDP2 state dict) to one run
         has = Stored(*(None if t is None else t.to(param.device) for t in has[:2]), has.residual)
         if name == "kahan_comp":

@@ -78,12 +78,18 @@ class Adam(BaseOptimizer):
                  **kwargs) -> None:
         super().__init__(params, lr, betas=betas, eps=eps, **kwargs)
 
-    def step_scalars(self, group: dict, step: int) -> dict:
+    def step_scalars(self,
+                     group: dict, # the param group
+                     step: int, # t, counting from 1
+                    ) -> dict: # beta1, beta2 (debiased) and eps for `adam_update`
         "The debiased betas for step `step`, and eps"
         beta1, beta2 = group["betas"]
         return dict(beta1=debias_beta(beta1, step), beta2=debias_beta(beta2, step), eps=group["eps"])
 
-    def state_from_torch(self, state: dict, group: dict) -> dict:
+    def state_from_torch(self,
+                         state: dict, # a parameter's state in a torch.optim.Adam or AdamW state dict
+                         group: dict, # its param group, under our names
+                        ) -> dict: # our state: the step and the bias-corrected averages
         "torch.optim.Adam's state: its biased averages divided by their bias corrections 1-β^t, since ours are kept corrected"
         step, (beta1, beta2) = int(state["step"]), group["betas"]
         unbiased = lambda average, beta: (average.double() / (1 - beta**step)).to(average.dtype)

@@ -76,7 +76,10 @@ class Adan(BaseOptimizer):
         s = decay_fraction(group)
         shrink_(param, kahan_comp, s / (1 + s))
 
-    def step_scalars(self, group: dict, step: int) -> dict:
+    def step_scalars(self,
+                     group: dict, # the param group
+                     step: int, # t, counting from 1
+                    ) -> dict: # the keyword scalars of `adan_update`
         "The three debiased betas, β2 as given, eps, the step's scale under Adan-style decay, and whether this is the first step"
         beta1, beta2, beta3 = group["betas"]
         lr_scale = 1.0 if group["adam_wd"] else 1 / (1 + decay_fraction(group))

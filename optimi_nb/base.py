@@ -50,7 +50,7 @@ def check_option(name: str, # the option's name, for the message
 # %% ../nbs/07_base.ipynb #88c6a5ad
 def parameters_doc(f: Callable, # a function whose arguments carry docments
                    summary: str, # the docstring's first line
-                  ) -> str:
+                  ) -> str: # the docstring
     "`summary`, then a line per argument of `f` with its type, default and docment: what `help()` and IDEs show"
     lines, kinds = [summary, "", "Parameters:"], {name: p.kind for name, p in inspect.signature(f).parameters.items()}
     for name, doc in docments(f, full=True).items():
@@ -174,7 +174,7 @@ def add_param_group(self: BaseOptimizer,
 @patch
 def buffer_names(self: BaseOptimizer,
                  group: dict, # the parameter's param group
-                ) -> tuple[str, ...]:
+                ) -> tuple[str, ...]: # the buffer names, in the order `update` takes them
     "Names of the state buffers `update` takes, in order (an optimizer may make them depend on `group`)"
     return self.state_names
 
@@ -182,7 +182,7 @@ def buffer_names(self: BaseOptimizer,
 def step_scalars(self: BaseOptimizer,
                  group: dict, # the param group
                  step: int, # t, counting from 1
-                ) -> dict:
+                ) -> dict: # keyword arguments for `update`
     "The keyword scalars `update` needs at step `step` besides `lr`, computed once per bucket"
     return {}
 
@@ -190,7 +190,7 @@ def step_scalars(self: BaseOptimizer,
 def init_state(self: BaseOptimizer,
                param: Tensor, # the parameter
                group: dict, # its param group
-              ) -> dict:
+              ) -> dict: # the state: `step` and the buffers
     "A new parameter's state: a step count, zeroed buffers (8-bit where `state_precision` says), and `kahan_comp` for a compensated bf16/fp16 parameter"
     state = {"step": 0}
     for name in self.buffer_names(group): state |= new_state_buffer(name, param, group["state_precision"])

@@ -11,7 +11,7 @@ import torch
 from torch import Tensor
 from .storage import convert_storage
 
-def fresh_transients() -> dict:
+def fresh_transients() -> dict: # attribute names and their fresh values
     "Attributes tied to one optimizer object, made anew for it and for each copy: release hooks, generators, cached scalars, warnings given"
     return {"_release": None, "_rounding_generators": {}, "_scalar_tensors": {}, "_warned": set(), "_constructing": False}
 
@@ -20,7 +20,7 @@ class Checkpoints:
 
 # %% ../nbs/06_checkpoint.ipynb #f95f8dad
 @patch
-def state_dict(self: Checkpoints) -> dict:
+def state_dict(self: Checkpoints) -> dict: # torch.optim's keys, and "optimizer" and "rounding_seed"
     "torch.optim's state dict, plus the optimizer's class name and the seed of stochastic rounding"
     return super(Checkpoints, self).state_dict() | {"optimizer": type(self).__name__, "rounding_seed": self.rounding_seed}
 
@@ -55,7 +55,9 @@ def _check_layout(self: Checkpoints, state_dict: dict) -> None:
             raise ValueError(f"param group {i} has {len(saved['params'])} parameters in the state dict, {len(group['params'])} here")
 
 @patch
-def _own_groups(self: Checkpoints, state_dict: dict) -> tuple[list[dict], bool]:
+def _own_groups(self: Checkpoints,
+                state_dict: dict, # ours or torch.optim's
+               ) -> tuple[list[dict], bool]: # the groups as ours, and whether torch.optim saved them
     "The saved param groups under our names, completed from this optimizer's groups, with its storage; and whether torch.optim saved them"
     name, saved_groups = type(self).__name__, state_dict["param_groups"]
     # ours carry the class name and seed, and every group of ours has `kahan_sum` (even where a tool dropped the rest)
@@ -75,7 +77,11 @@ def _own_groups(self: Checkpoints, state_dict: dict) -> tuple[list[dict], bool]:
 
 # %% ../nbs/06_checkpoint.ipynb #51783299
 @patch
-def _own_state(self: Checkpoints, state_dict: dict, saved_groups: list[dict], from_torch: bool) -> dict:
+def _own_state(self: Checkpoints,
+               state_dict: dict, # ours or torch.optim's
+               saved_groups: list[dict], # its param groups, under our names (from `_own_groups`)
+               from_torch: bool, # whether torch.optim saved it
+              ) -> dict: # the state by parameter, as this optimizer keeps it
     "Each saved parameter state in this optimizer's form and storage, or a ValueError naming the first that does not fit"
     state = {}
     for i, (saved, group) in enumerate(zip(saved_groups, self.param_groups)):
@@ -96,7 +102,7 @@ def _own_state(self: Checkpoints, state_dict: dict, saved_groups: list[dict], fr
 
 # %% ../nbs/06_checkpoint.ipynb #393e4730
 @patch
-def __getstate__(self: Checkpoints) -> dict:
+def __getstate__(self: Checkpoints) -> dict: # attribute names and values to copy
     "What `copy.deepcopy` and pickling keep: torch.optim's state and every setting of ours, not hooks or caches tied to this object"
     return {key: value for key, value in self.__dict__.items()
             if key not in fresh_transients() and key not in ("_param_index", "_index_key") and not key.endswith("_hooks")}
@@ -114,7 +120,7 @@ def __setstate__(self: Checkpoints, state: dict) -> None:
 
 # %% ../nbs/06_checkpoint.ipynb #50304938
 def torch_optimizer_kind(group: dict, # a param group from a `torch.optim` state dict
-                        ) -> str | None:
+                        ) -> str | None: # 'SGD', 'Adam', 'RAdam', or None for a kind we do not convert
     "Which torch.optim optimizer saved `group`, from its keys: 'SGD', 'Adam' (AdamW too), 'RAdam', or None"
     if {"momentum", "dampening", "nesterov"} <= group.keys(): return "SGD"
     if {"betas", "amsgrad"} <= group.keys(): return "Adam"
@@ -124,7 +130,7 @@ def torch_optimizer_kind(group: dict, # a param group from a `torch.optim` state
 @patch
 def group_from_torch(self: Checkpoints,
                      group: dict, # a param group of a torch.optim state dict
-                    ) -> dict:
+                    ) -> dict: # the group with our keys and values, and its "params"
     "A torch.optim param group's hyperparameters under our names (extended by optimizers whose names differ)"
     if group.get("amsgrad"): raise ValueError("the state dict uses amsgrad=True, which optimi_nb does not implement")
     ours = {key: value for key, value in group.items() if key in self.defaults or key == "params"}
@@ -135,6 +141,6 @@ def group_from_torch(self: Checkpoints,
 def state_from_torch(self: Checkpoints,
                      state: dict, # a parameter's state in a torch.optim state dict
                      group: dict, # its param group, under our names
-                    ) -> dict:
+                    ) -> dict: # the state as this optimizer keeps it: its step and buffers
     "A parameter's torch.optim state as ours: overridden by optimizers with a `torch_counterpart`"
     raise NotImplementedError

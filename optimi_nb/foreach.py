@@ -112,7 +112,7 @@ def mul_(x: Tensors, # the tensor or list of tensors to scale in place
 
 # %% ../nbs/00_foreach.ipynb #a7a863bc
 def foreach_by_default(params: list[Tensor], # the parameters to update together
-                      ) -> bool:
+                      ) -> bool: # whether to take the foreach path
     "What `foreach=None` means: foreach ops on accelerators, where they save kernel launches; the for-loop on CPU, where it reuses the cache"
     return all(p.device.type != "cpu" for p in params)
 

@@ -31,7 +31,7 @@ def _start_release(self: BaseOptimizer,
     self._release, self._release_prepared = ReleaseState({id(p) for p in params}, hook_param), True
 
 @patch(as_prop=True)
-def _step_supports_amp_scaling(self: BaseOptimizer) -> bool:
+def _step_supports_amp_scaling(self: BaseOptimizer) -> bool: # True while the hooks run
     "While gradient release hooks run, a GradScaler hands `step()` its scale instead of unscaling, and `step()` refuses it"
     return self._release is not None
 
@@ -50,7 +50,9 @@ def _release_step(self: BaseOptimizer, param: Tensor) -> None:
     self.zero_grad(param=param)
 
 @patch
-def unreleased_params(self: ReleaseState, opt: BaseOptimizer) -> list[Tensor]:
+def unreleased_params(self: ReleaseState,
+                      opt: BaseOptimizer, # the optimizer the hooks step
+                     ) -> list[Tensor]: # its parameters without a hook, in order
     "`opt`'s parameters that no hook steps"
     return [p for group in opt.param_groups for p in group["params"] if id(p) not in self.released]
 

@@ -16,7 +16,7 @@ LOW_PRECISION = (torch.bfloat16, torch.float16)  # dtypes whose weights get a Ka
 # %% ../nbs/02_kahan.ipynb #f1d8e394
 def uses_kahan(param: Tensor, # a parameter
                kahan_sum: bool | None, # the optimizer's setting: None (automatic) or True turn it on for bf16/fp16, False off
-              ) -> bool:
+              ) -> bool: # True for a bf16/fp16 parameter unless `kahan_sum` is False
     "Whether `param` is updated with Kahan summation: a bf16/fp16 parameter, unless `kahan_sum` is False"
     return kahan_sum is not False and param.dtype in LOW_PRECISION
 
@@ -38,14 +38,14 @@ DROPPED_BITS = {torch.bfloat16: 16, torch.float16: 13}  # fp32 significand bits 
 
 def round_by_splitting(x: Tensor, # fp32 values
                        dtype: torch.dtype, # torch.bfloat16 or torch.float16
-                      ) -> Tensor:
+                      ) -> Tensor: # the rounded values, in fp32
     "fp32 `x` rounded to the nearest `dtype` number, kept in fp32, by Veltkamp's splitting (exact unless multiply-adds are fused)"
     c = x * SPLITTERS[dtype]
     return c - (c - x)
 
 def round_by_bits(x: Tensor, # fp32 values
                   dtype: torch.dtype, # torch.bfloat16 or torch.float16
-                 ) -> Tensor:
+                 ) -> Tensor: # the rounded values, in fp32
     "fp32 `x` rounded to the nearest `dtype` number (ties to even), kept in fp32, by integer arithmetic on its bits"
     dropped = DROPPED_BITS[dtype]
     bits = x.view(torch.int32)
@@ -54,7 +54,7 @@ def round_by_bits(x: Tensor, # fp32 values
 
 def round_to(x: Tensor, # fp32 values
              dtype: torch.dtype, # torch.bfloat16 or torch.float16
-            ) -> Tensor:
+            ) -> Tensor: # the rounded values, in fp32
     "`x` rounded to the nearest `dtype` number, kept in fp32, with arithmetic a compiler cannot skip: splitting on CPU, bits elsewhere"
     return round_by_splitting(x, dtype) if x.device.type == "cpu" else round_by_bits(x, dtype)
 

@@ -45,7 +45,10 @@ class Lion(BaseOptimizer):
                  **kwargs) -> None:
         super().__init__(params, lr, betas=betas, decouple_wd=True, **kwargs)
 
-    def step_scalars(self, group: dict, step: int) -> dict:
+    def step_scalars(self,
+                     group: dict, # the param group
+                     step: int, # t, counting from 1 (unused: Lion has no bias correction)
+                    ) -> dict: # beta1, beta2 and u_weight for `lion_update`
         "The betas, as they are (Lion has no bias correction), and u's weight as m moves towards it, (1-β2)/(1-β1), computed once in double precision"
         beta1, beta2 = group["betas"]
         return dict(beta1=beta1, beta2=beta2, u_weight=(1 - beta2) / (1 - beta1))

@@ -47,18 +47,22 @@ def lr_ratio(shape: torch.Size, # the parameter's shape; dimensions after the fi
     return math.sqrt(max(1, rows / cols))
 
 # %% ../nbs/18_muon.ipynb #1ae0963c
-def _full(x: Tensor) -> Tensor:
+def _full(x: Tensor, # a tensor or a DTensor
+         ) -> Tensor: # the whole tensor, on every rank
     "The whole tensor: a sharded DTensor is gathered from every rank"
     return x.full_tensor() if hasattr(x, "full_tensor") else x
 
-def _like(full: Tensor, x: Tensor) -> Tensor:
+def _like(full: Tensor, # a whole tensor, the same on every rank
+          x: Tensor, # a tensor or DTensor with the layout to give it
+         ) -> Tensor: # `full`, or this rank's shard of it
     "`full` laid out like `x`: for a DTensor, this rank's shard of it (no communication, every rank holds `full`)"
     if not hasattr(x, "full_tensor"): return full
     from torch.distributed.tensor import DTensor, Replicate
     replicated = DTensor.from_local(full, x.device_mesh, [Replicate()] * x.device_mesh.ndim, run_check=False)
     return replicated.redistribute(x.device_mesh, x.placements)
 
-def _stack(matrices: list[Tensor]) -> Tensor:
+def _stack(matrices: list[Tensor], # matrices of one shape
+          ) -> Tensor: # a bf16 batch, shape (len(matrices), *shape)
     "The matrices as one bf16 batch, converted while copied"
     batch = torch.empty((len(matrices), *matrices[0].shape), dtype=torch.bfloat16, device=matrices[0].device)
     for slot, m in zip(batch, matrices): slot.copy_(m)
@@ -188,12 +192,17 @@ def _check_params(self: Muon, group: dict, index: int) -> None:
 
 # %% ../nbs/18_muon.ipynb #8ad32bc4
 @patch
-def buffer_names(self: Muon, group: dict) -> tuple[str, ...]:
+def buffer_names(self: Muon,
+                 group: dict, # the parameter's param group
+                ) -> tuple[str, ...]: # ("momentum_buffer",), or ("exp_avg", "exp_avg_sq") for AdamW
     "The momentum for a Muon group (torch.optim.Muon's name), the two moments for an AdamW group"
     return ("momentum_buffer",) if group["use_muon"] else ("exp_avg", "exp_avg_sq")
 
 @patch
-def step_scalars(self: Muon, group: dict, step: int) -> dict:
+def step_scalars(self: Muon,
+                 group: dict, # the param group
+                 step: int, # t, counting from 1
+                ) -> dict: # the keyword scalars of `muon_or_adamw_update`
     "Muon's hyperparameters, with the coefficients repeated for each iteration, or AdamW's debiased betas and eps"
     if not group["use_muon"]:
         beta1, beta2 = group["betas"]

@@ -45,6 +45,9 @@ class RAdam(Adam):
     update = staticmethod(radam_update)
     torch_counterpart = "RAdam"  # load_state_dict converts torch.optim.RAdam's state dicts
 
-    def step_scalars(self, group: dict, step: int) -> dict:
+    def step_scalars(self,
+                     group: dict, # the param group
+                     step: int, # t, counting from 1
+                    ) -> dict: # Adam's scalars and rect for `radam_update`
         "Adam's scalars, and the rectification r_t (None for a momentum step)"
         return super().step_scalars(group, step) | dict(rect=radam_rectification(group["betas"][1], step))

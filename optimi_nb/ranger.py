@@ -54,7 +54,10 @@ class Ranger(RAdam):
         check_range("k", group["k"], 1)
         check_range("alpha", group["alpha"], 0.0, 1.0)
 
-    def init_state(self, param: Tensor, group: dict) -> dict:
+    def init_state(self,
+                   param: Tensor, # the parameter
+                   group: dict, # its param group
+                  ) -> dict: # RAdam's state and `slow_weights`
         "RAdam's state, and slow weights starting at the parameter's value (in fp32 for a Kahan-compensated parameter)"
         state = super().init_state(param, group)
         compensated = "kahan_comp" in state or (group["stochastic_rounding"] and param.dtype in LOW_PRECISION)

@@ -46,7 +46,8 @@ def sgd_schedulefree_update(param: Tensors, # weights: y in train mode
     schedulefree_step_(target, grad, z_minus_y, lr * warmup, momentum, average_weight)
 
 # %% ../nbs/19_schedulefree.ipynb #4da69c3d
-def sqrt_of(x: Tensors) -> Tensors:
+def sqrt_of(x: Tensors, # a tensor or a list of tensors
+           ) -> Tensors: # new tensors, shaped like `x`
     "√x in new tensors: `torch.sqrt` on a tensor, `torch._foreach_sqrt` on a list"
     return list(torch._foreach_sqrt(x)) if isinstance(x, list) else torch.sqrt(x)
 
@@ -76,7 +77,7 @@ def adamw_schedulefree_update(param: Tensors, # weights: y in train mode
 # %% ../nbs/19_schedulefree.ipynb #67ef3263
 def warmup_factor(step: int, # t, counting from 1
                   warmup_steps: int, # T_w; 0 for no warmup
-                 ) -> float:
+                 ) -> float: # γ_t/γ
     "γ_t/γ = min(1, t/T_w): linear warmup"
     return min(1.0, step / warmup_steps) if warmup_steps else 1.0
 
@@ -90,7 +91,7 @@ def advance_average_(group: dict, # a param group: lr, warmup_steps, r, weight_l
         group["weight_sum"] += t ** group["r"] * group["lr_max"] ** group["weight_lr_power"]
 
 def average_weight(group: dict, # a param group, advanced to its current step
-                  ) -> float:
+                  ) -> float: # c_{t+1}
     "c_{t+1} = w_t/W_t, the weight of the new z in the average (0 while every weight is 0, as with lr=0)"
     t, total = group["averaging_step"], group["weight_sum"]
     return t ** group["r"] * group["lr_max"] ** group["weight_lr_power"] / total if total > 0 else 0.0
@@ -113,7 +114,9 @@ class ScheduleFree(BaseOptimizer):
         super().__init__(params, lr, warmup_steps=warmup_steps, r=r, weight_lr_power=weight_lr_power,
                          averaging_step=0, lr_max=0.0, weight_sum=0.0, **kwargs)
 
-    def beta(self, group: dict) -> float:
+    def beta(self,
+             group: dict, # a param group
+            ) -> float: # β
         "β, the weight of x in y: `momentum` or `betas[0]`"
         raise NotImplementedError
 
@@ -127,11 +130,11 @@ class ScheduleFree(BaseOptimizer):
         check_range("r", group["r"]); check_range("weight_lr_power", group["weight_lr_power"])
 
     @property
-    def train_mode(self) -> bool:
+    def train_mode(self) -> bool: # True in train mode
         "True while the parameters hold y (train mode), False while they hold the average x (eval mode)"
         return self._train_mode
 
-    def state_dict(self) -> dict:
+    def state_dict(self) -> dict: # the base optimizer's state dict and "train_mode"
         "The base optimizer's state dict, plus the mode: what the parameters held when it was saved"
         return super().state_dict() | {"train_mode": self._train_mode}
 
@@ -141,7 +144,7 @@ class ScheduleFree(BaseOptimizer):
         self._train_mode = state_dict.get("train_mode", True)
 
     @property
-    def optimizer_accumulation(self) -> bool:
+    def optimizer_accumulation(self) -> bool: # False
         "Always False: Schedule-Free has no gradient average to accumulate into"
         return False
 
@@ -187,7 +190,7 @@ def _move_parameters(self: ScheduleFree, sign: float) -> None:
 def step(self: ScheduleFree,
          closure=None, # reevaluates the model and returns the loss
          param: Tensor | None = None, # update only this parameter (the gradient-release path)
-        ) -> float | None:
+        ) -> float | None: # the closure's loss, or None
     "Advance each group's averaging to the step its parameters take, then update them; an error in eval mode"
     if not self._train_mode:
         raise RuntimeError(f"{type(self).__name__}.step() in eval mode: the parameters hold the average x, not the point y "
@@ -220,14 +223,20 @@ class SGDScheduleFree(ScheduleFree):
         super().__init__(params, lr, momentum=momentum, warmup_steps=warmup_steps, r=r, weight_lr_power=weight_lr_power,
                          decouple_wd=False, state_precision=None, **kwargs)  # L2 decay at y; its one state, z - y, stays unquantized
 
-    def beta(self, group: dict) -> float: return group["momentum"]
+    def beta(self,
+             group: dict, # a param group
+            ) -> float: # β, its `momentum`
+        return group["momentum"]
 
     def validate(self, group: dict) -> None:
         "The shared checks, and 0 < momentum < 1 (the switch to x divides by it)"
         super().validate(group)
         check_range("momentum", group["momentum"], 0.0, 1.0, low_open=True, high_open=True)
 
-    def step_scalars(self, group: dict, step: int) -> dict:
+    def step_scalars(self,
+                     group: dict, # the param group
+                     step: int, # t, counting from 1 (the averaging counts its own steps)
+                    ) -> dict: # warmup, momentum and average_weight for `sgd_schedulefree_update`
         "The warmup factor, β and c_{t+1}, from the group's averaging"
         return dict(warmup=warmup_factor(group["averaging_step"], group["warmup_steps"]), momentum=group["momentum"],
                     average_weight=average_weight(group))
@@ -251,7 +260,10 @@ class AdamWScheduleFree(ScheduleFree):
         super().__init__(params, lr, betas=betas, eps=eps, warmup_steps=warmup_steps, r=r, weight_lr_power=weight_lr_power,
                          decouple_wd=True, **kwargs)
 
-    def beta(self, group: dict) -> float: return group["betas"][0]
+    def beta(self,
+             group: dict, # a param group
+            ) -> float: # β, its `betas[0]`
+        return group["betas"][0]
 
     def validate(self, group: dict) -> None:
         "The shared checks, and betas[0] > 0 (the switch to x divides by it)"
@@ -262,7 +274,10 @@ class AdamWScheduleFree(ScheduleFree):
     def weight_decay_(group: dict, param: Tensors, grad: Tensors, kahan_comp: Tensors | None) -> None:
         "None here: the decay λ·y joins the normalised gradient inside `adamw_schedulefree_update`"
 
-    def step_scalars(self, group: dict, step: int) -> dict:
+    def step_scalars(self,
+                     group: dict, # the param group
+                     step: int, # this parameter's t, counting from 1, for β2's bias correction
+                    ) -> dict: # the keyword scalars of `adamw_schedulefree_update`
         "The warmup factor, the betas (β2 debiased for this parameter's step), ε, c_{t+1} and λ"
         beta1, beta2 = group["betas"]
         return dict(warmup=warmup_factor(group["averaging_step"], group["warmup_steps"]), beta1=beta1,

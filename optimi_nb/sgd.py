@@ -60,24 +60,34 @@ class SGD(BaseOptimizer):
             raise ValueError(f"nesterov=True needs momentum > 0 and dampening=False, got momentum={group['momentum']!r}, "
                              f"dampening={group['dampening']!r}")
 
-    def buffer_names(self, group: dict) -> tuple[str, ...]:
+    def buffer_names(self,
+                     group: dict, # the parameter's param group
+                    ) -> tuple[str, ...]: # ("momentum_buffer",), or () without momentum
         "A momentum buffer only when momentum is on"
         return ("momentum_buffer",) if group["momentum"] != 0 else ()
 
-    def step_scalars(self, group: dict, step: int) -> dict:
+    def step_scalars(self,
+                     group: dict, # the param group
+                     step: int, # t, counting from 1
+                    ) -> dict: # momentum_decay, grad_weight and nesterov_weight for `sgd_update`
         "The pair (a, b) of m ← a·m + b·g for this step, and μ of a Nesterov step"
         momentum = group["momentum"]
         nesterov = dict(nesterov_weight=momentum if group["nesterov"] else None)
         if group["torch_init"] and step == 1: return dict(momentum_decay=0.0, grad_weight=1.0) | nesterov
         return dict(momentum_decay=momentum, grad_weight=1 - momentum if group["dampening"] else 1.0) | nesterov
 
-    def group_from_torch(self, group: dict) -> dict:
+    def group_from_torch(self,
+                         group: dict, # a param group of a torch.optim.SGD state dict
+                        ) -> dict: # the group under our names, `dampening` a switch
         "torch.optim.SGD's group: its dampening is a number d (new gradients weigh 1-d); ours is the switch for d = β"
         ours, dampening = super().group_from_torch(group), group["dampening"]
         if dampening not in (0, group["momentum"]):
             raise ValueError(f"the state dict has dampening={dampening!r}; optimi_nb's SGD has 0 or the momentum ({group['momentum']!r})")
         return ours | dict(dampening=dampening != 0)
 
-    def state_from_torch(self, state: dict, group: dict) -> dict:
+    def state_from_torch(self,
+                         state: dict, # a parameter's state in a torch.optim.SGD state dict
+                         group: dict, # its param group, under our names
+                        ) -> dict: # our state: step 1 and the momentum buffer
         "torch.optim.SGD's momentum buffer as it is; it counts no steps, and ours only needs to know the first is past"
         return {"step": 1, "momentum_buffer": state["momentum_buffer"]}

@@ -52,6 +52,9 @@ class StableAdamW(AdamW):
     def weight_decay_(group: dict, param: Tensors, grad: Tensors, kahan_comp: Tensors | None) -> None:
         "Nothing here: the decay needs the clipped per-tensor lr, so the update applies it"
 
-    def step_scalars(self, group: dict, step: int) -> dict:
+    def step_scalars(self,
+                     group: dict, # the param group
+                     step: int, # t, counting from 1
+                    ) -> dict: # beta1, beta2, eps and decay for `stableadamw_update`
         "Adam's scalars, and the decoupled decay fraction before clipping"
         return super().step_scalars(group, step) | dict(decay=decay_fraction(group) if group["weight_decay"] else None)

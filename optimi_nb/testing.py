@@ -21,7 +21,7 @@ IN_FEATURES, HIDDEN, OUT_FEATURES, BATCH = 6, 16, 3, 32
 # %% ../nbs/09_testing.ipynb #95060473
 def tiny_model(dtype: torch.dtype = torch.float32, # dtype of the weights
                seed: int = 0, # seed of the initialisation
-              ) -> nn.Module:
+              ) -> nn.Module: # a fresh model
     "A two-layer tanh MLP with the same initial weights for a given seed, whatever the dtype"
     with torch.random.fork_rng():
         torch.manual_seed(seed)
@@ -30,7 +30,7 @@ def tiny_model(dtype: torch.dtype = torch.float32, # dtype of the weights
 
 def regression_batch(step: int, # which batch
                      seed: int = 0, # seed of the task
-                    ) -> tuple[Tensor, Tensor]:
+                    ) -> tuple[Tensor, Tensor]: # inputs and targets
     "Batch `step` of a fixed task: random inputs and the outputs of a fixed random teacher network"
     gen = torch.Generator().manual_seed(seed)
     teacher = torch.randn(IN_FEATURES, OUT_FEATURES, generator=gen) / IN_FEATURES**0.5  # x @ teacher has unit variance
@@ -44,7 +44,7 @@ def train(model: nn.Module, # the model to train in place
           steps: int = 20, # number of batches
           zero_grad: Callable[[], object] | None = None, # called after `step`; default: set the model's gradients to None
           first_batch: int = 0, # index of the first batch, to continue a run
-         ) -> list[float]:
+         ) -> list[float]: # the loss of each batch
     "Train `model` on the fixed regression task, calling `step()` after each backward; return the losses"
     losses, first = [], next(model.parameters())
     for i in range(first_batch, first_batch + steps):
@@ -57,7 +57,7 @@ def train(model: nn.Module, # the model to train in place
     return losses
 
 def weights(model: nn.Module, # a trained model
-           ) -> list[Tensor]:
+           ) -> list[Tensor]: # the copies
     "Copies of `model`'s parameters, in order, on the CPU"
     return [p.detach().to("cpu", copy=True) for p in model.parameters()]
 
@@ -73,7 +73,7 @@ def test_identical(a: list[Tensor], # tensors
 # %% ../nbs/09_testing.ipynb #29074fc1
 def reference_step(model: nn.Module, # the model whose parameters to update
                    update: Callable[[Tensor, Tensor, dict, int], None], # update(param, grad, state, t), in place, per parameter
-                  ) -> Callable[[], None]:
+                  ) -> Callable[[], None]: # the step function, taking no arguments
     "A step function applying the plainly written `update` to every parameter of `model` that has a gradient"
     states, t = {p: {} for p in model.parameters()}, [0]
     @torch.no_grad()
@@ -88,7 +88,7 @@ def train_pair(ours: Callable[[nn.Module], Callable], # model -> step function, 
                reference: Callable[[nn.Module], Callable], # model -> step function, for the reference
                steps: int = 20, # training steps
                reference_dtype: torch.dtype = torch.float32, # dtype of the reference's model: float64 for pseudo-code
-              ) -> tuple[list[Tensor], list[Tensor]]:
+              ) -> tuple[list[Tensor], list[Tensor]]: # our final weights, the reference's
     "Final weights of the same model trained by our optimizer and by a reference"
     a, b = tiny_model(), tiny_model(reference_dtype)
     train(a, ours(a), steps); train(b, reference(b), steps)
@@ -96,7 +96,7 @@ def train_pair(ours: Callable[[nn.Module], Callable], # model -> step function, 
 
 def max_difference(a: list[Tensor], # tensors
                    b: list[Tensor], # tensors of the same shapes
-                  ) -> float:
+                  ) -> float: # the largest difference
     "The largest absolute difference between corresponding elements of two lists of tensors, in float64"
     return max((x.double() - y.double()).abs().max().item() for x, y in zip(a, b))
 
@@ -106,7 +106,7 @@ PATHS = ("for-loop", "foreach", "single-parameter", "gradient release")  # the e
 def on_path(make_optimizer: Callable[..., torch.optim.Optimizer], # make_optimizer(params, foreach=..., gradient_release=..., [compiled=True])
             model: nn.Module, # the model to train
             path: str, # one of PATHS, or "compiled"
-           ) -> Callable[[], object]:
+           ) -> Callable[[], object]: # the step function, taking no arguments
     "The step function a training loop calls to train `model` along `path` (for gradient release, the hooks are added)"
     options = dict(foreach=path == "foreach", gradient_release=path == "gradient release") | ({"compiled": True} if path == "compiled" else {})
     opt = make_optimizer(model.parameters(), **options)
@@ -124,7 +124,7 @@ def train_every_path(make_optimizer: Callable[..., torch.optim.Optimizer], # mak
                      steps: int = 20, # training steps
                      paths: tuple[str, ...] = PATHS, # the paths to run
                      device: str = "cpu", # where to train
-                    ) -> dict[str, list[Tensor]]:
+                    ) -> dict[str, list[Tensor]]: # final weights by path name
     "Final weights after training the same model along each path: for-loop, foreach, single-parameter, gradient release"
     runs = {}
     for path in paths:
@@ -137,7 +137,7 @@ def train_every_path(make_optimizer: Callable[..., torch.optim.Optimizer], # mak
 def check_paths_on(device: str, # where to train, e.g. "cuda"
                    make_optimizer: Callable[..., torch.optim.Optimizer], # make_optimizer(params, **path options), an exported class
                    steps: int = 20, # training steps
-                  ) -> dict[tuple[str, str], float]:
+                  ) -> dict[tuple[str, str], float]: # distance from the for-loop by (path, dtype name)
     "Assert that every path, compiled included, agrees with the for-loop on `device` in fp32 and bf16 + Kahan; return the distances"
     paths, runs = PATHS + ("compiled",), {}
     for dtype in (torch.float32, torch.bfloat16): runs[dtype] = train_every_path(make_optimizer, dtype, steps, paths, device)
@@ -164,7 +164,9 @@ class ComplexAffine(nn.Module):
         held = lambda t: nn.Parameter(torch.view_as_real(t).clone() if pairs_of_reals else t)
         self.pairs_of_reals, self.weight, self.bias = pairs_of_reals, held(weight), held(bias)
 
-    def forward(self, z: Tensor) -> Tensor:
+    def forward(self,
+                z: Tensor, # complex inputs, one row per example
+               ) -> Tensor: # the complex outputs z·Wᵀ + b
         as_complex = torch.view_as_complex if self.pairs_of_reals else (lambda t: t)
         return z @ as_complex(self.weight).T + as_complex(self.bias)
 
@@ -173,7 +175,7 @@ def train_complex(make_optimizer: Callable[..., torch.optim.Optimizer], # make_o
                   pairs_of_reals: bool = False, # train real (..., 2) parameters instead of complex ones
                   steps: int = 10, # training steps
                   loss_sign: float = 1.0, # -1 to hand the optimizer the negated loss (for maximize=True)
-                 ) -> list[Tensor]:
+                 ) -> list[Tensor]: # the final weights
     "Final weights of `ComplexAffine` fitted to a fixed complex teacher along `path`, as real (..., 2) tensors"
     model = ComplexAffine(pairs_of_reals)
     step, gen = on_path(make_optimizer, model, path), torch.Generator().manual_seed(1)
@@ -188,7 +190,7 @@ def train_complex(make_optimizer: Callable[..., torch.optim.Optimizer], # make_o
 def train_resumed(make_optimizer: Callable[..., torch.optim.Optimizer], # make_optimizer(params)
                   dtype: torch.dtype = torch.float32, # dtype of the model
                   steps: int = 20, # total training steps; the checkpoint is taken after half of them
-                 ) -> tuple[list[Tensor], list[Tensor]]:
+                 ) -> tuple[list[Tensor], list[Tensor]]: # the uninterrupted run's final weights, the resumed run's
     "Final weights of an uninterrupted run and of the same run saved, reloaded into fresh objects, and continued"
     model = tiny_model(dtype); opt = make_optimizer(model.parameters())
     train(model, opt.step, steps)
@@ -206,7 +208,7 @@ def train_resumed(make_optimizer: Callable[..., torch.optim.Optimizer], # make_o
 def continue_from_torch(make_ours: Callable[..., torch.optim.Optimizer], # make_ours(params), with the same hyperparameters
                         make_torch: Callable[..., torch.optim.Optimizer], # make_torch(params)
                         steps: int = 10, # steps before the switch, and after it
-                       ) -> tuple[list[Tensor], list[Tensor]]:
+                       ) -> tuple[list[Tensor], list[Tensor]]: # weights continued by torch.optim, weights continued by ours
     "Final weights of a `torch.optim` run continued by itself, and of the same run continued by ours from its checkpoint"
     model = tiny_model(); reference = make_torch(model.parameters())
     train(model, reference.step, steps)
@@ -219,7 +221,7 @@ def continue_from_torch(make_ours: Callable[..., torch.optim.Optimizer], # make_
 
 def max_relative_difference(a: list[Tensor], # tensors
                             b: list[Tensor], # the reference tensors, of the same shapes
-                           ) -> float:
+                           ) -> float: # the largest relative difference
     "The largest absolute difference between corresponding elements, relative to the largest magnitude in `a`"
     return max_difference(a, b) / max(x.double().abs().max().item() for x in a)
 
@@ -228,7 +230,7 @@ def distance_from_fp32(make_optimizer: Callable[..., torch.optim.Optimizer], # m
                        kahan_sum: bool | None, # the low-precision run's kahan_sum
                        dtype: torch.dtype = torch.bfloat16, # the low-precision dtype
                        steps: int = 100, # training steps
-                      ) -> float:
+                      ) -> float: # the distance
     "Norm of the difference between the final weights of a low-precision run and an fp32 run from the same start"
     low = tiny_model(dtype)
     full = copy.deepcopy(low).float()  # the same, already rounded, initial weights
@@ -243,7 +245,7 @@ from functools import lru_cache
 CONTEXT = 8  # characters the model reads
 
 @lru_cache(maxsize=1)
-def char_data() -> tuple[list[str], Tensor]:
+def char_data() -> tuple[list[str], Tensor]: # the sorted characters, and the text as their indices
     "The vocabulary and the encoded text of argparse.py's source"
     text = inspect.getsource(argparse)
     vocab = sorted(set(text))
@@ -252,7 +254,7 @@ def char_data() -> tuple[list[str], Tensor]:
 def char_batch(i: int, # which batch
                size: int, # how many windows
                train: bool = True, # from the training text (first 90%) or the held-out text
-              ) -> tuple[Tensor, Tensor]:
+              ) -> tuple[Tensor, Tensor]: # context windows (size, CONTEXT) and the next characters (size,)
     "Batch `i`: `size` windows of CONTEXT characters and the character after each"
     _, data = char_data()
     split = int(0.9 * len(data))
@@ -263,7 +265,7 @@ def char_batch(i: int, # which batch
 def char_model(dtype: torch.dtype = torch.float32, # dtype of the weights
                seed: int = 0, # seed of the initialisation
                hidden: int = 256, # width of the hidden layers
-              ) -> nn.Module:
+              ) -> nn.Module: # a fresh model
     "An embedding, a GELU hidden layer and an output layer over the vocabulary, initialised by `seed`"
     vocab, _ = char_data()
     with torch.random.fork_rng():
@@ -273,7 +275,7 @@ def char_model(dtype: torch.dtype = torch.float32, # dtype of the weights
     return model.to(dtype)
 
 def char_eval_loss(model: nn.Module, # a character model
-                  ) -> float:
+                  ) -> float: # the mean cross-entropy, in nats
     "Cross-entropy of `model` on 2048 held-out windows, computed in fp32"
     device = next(model.parameters()).device
     with torch.no_grad():

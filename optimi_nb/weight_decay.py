@@ -12,7 +12,7 @@ from .foreach import Tensors, add_, mul_
 
 # %% ../nbs/01_weight_decay.ipynb #440c0658
 def decay_fraction(group: dict, # a param group: lr, weight_decay, decouple_lr, max_lr
-                  ) -> float:
+                  ) -> float: # γλ, or γλ/γ_max with `decouple_lr`
     "The fraction of each weight that decoupled decay removes this step: γλ, or γλ/γ_max with `decouple_lr`"
     if group["decouple_lr"]: return group["lr"] / group["max_lr"] * group["weight_decay"]
     return group["lr"] * group["weight_decay"]
@@ -38,7 +38,7 @@ def weight_decay_(group: dict, # the param group: `weight_decay`, `decouple_wd`,
     shrink_(param, kahan_comp, decay_fraction(group))
 
 # %% ../nbs/01_weight_decay.ipynb #2dfaaa91
-def outside_stacklevel() -> int:
+def outside_stacklevel() -> int: # the stacklevel to pass to `warnings.warn`
     "The `stacklevel` that makes a warning raised by the caller point at the first line of user code, outside optimi_nb"
     frame, level = sys._getframe(1), 1
     while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith("optimi_nb"): frame, level = frame.f_back, level + 1
@@ -57,7 +57,7 @@ def warn_if_high_decay(groups: list[dict], # param groups: `weight_decay` λ and
 def param_groups_weight_decay(model: nn.Module, # the model whose trainable parameters to split
                               weight_decay: float = 1e-2, # λ for the decayed group
                               additional_layers: list[str] | None = None, # names or name prefixes of more parameters to exclude, e.g. ["embed"]
-                             ) -> list[dict]:
+                             ) -> list[dict]: # the group without decay, then the group with `weight_decay`
     "Two param groups: matrices with `weight_decay`, and biases, 1-D parameters and `additional_layers` without it"
     excluded = tuple(additional_layers or ())
     decay, no_decay = [], []

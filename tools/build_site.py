@@ -1,10 +1,12 @@
 """Build the documentation site offline, into the doc_path of settings.ini (_docs/), and README.md from the index notebook.
 
-nbdev turns the notebooks into a Quarto project in _proc/ (front matter, show_doc API docs, hidden cells), smalldocs
-renders that project in pure Python, and KaTeX from npm is served from the site itself. Building needs PyPI and npm
-only (tools/docs.sh installs npm with apt-get where it is missing); viewing needs no network at all, and works from
-disk (file://), search included. With Quarto installed, `nbdev_docs` builds the same notebooks the usual way, with the
-same page names, sidebar and page navigation.
+nbdev turns the notebooks into a Quarto project in _proc/ (front matter, show_doc API docs, hidden cells; here each
+exported cell's source stays, folded under its API docs: site_source.py), smalldocs renders that project in pure Python
+(figures, tables and the sidebar are then made readable on a phone: site_pages.py and styles.css), and KaTeX from npm
+is served from the site itself. Building needs PyPI and npm only (tools/docs.sh installs npm with apt-get where it is
+missing); viewing needs no network at all, and works from disk (file://), search included. With Quarto installed,
+`nbdev_docs` builds the same notebooks the usual way, with the same page names, sidebar and page navigation (without
+the folded source, which this build adds).
 
 Usage: python3 tools/build_site.py [--no-readme]"""
 import argparse, ast, collections.abc, copy, importlib, inspect, json, re, shutil, subprocess, textwrap, types, typing, warnings
@@ -14,6 +16,8 @@ import nbdev.doclinks, nbdev.processors
 from nbdev.config import get_config
 from nbdev.quarto import nbdev_sidebar, refresh_quarto_yml
 from nbdev.serve import proc_nbs
+from site_pages import phone_friendly
+from site_source import show_exported_source
 
 KATEX_VERSION = "0.16.11"  # the version smalldocs links from a CDN; we serve this one from site_libs/katex instead
 KATEX_CDN = f"https://cdn.jsdelivr.net/npm/katex@{KATEX_VERSION}/dist"
@@ -71,6 +75,7 @@ def process_notebooks() -> Path:
     # nbdev's note on every lesson cell that imports and computes (it prints the whole cell): true of most chapters here,
     # and what matters, a cell that fails when run for the API docs, imports_alone_on_failure reports
     warnings.filterwarnings("ignore", message="Found cells containing imports and other code")
+    show_exported_source()
     return proc_nbs(force=True, n_workers=0)
 
 
@@ -236,6 +241,12 @@ def no_superscript(md: str) -> str:
     return "".join(part if part[:1] in "`$" else part.replace("^", "\\^") for part in re.split(r"(`[^`]*`|\$[^$]*\$)", md))
 
 
+def dunder_heading(md: str) -> str:
+    """An API doc's heading with a double underscore (`### __getattr__`, `### Adam.__init__`) as text, not emphasis, with
+    the anchor nbdev's doc links use (`#__getattr__`)"""
+    return re.sub(r"^(#{2,4}) ([\w.]*__[\w.]*)[ \t]*$", lambda m: f"{m[1]} {m[2].replace('_', chr(92) + '_')} {{#{m[2].lower()}}}", md, flags=re.M)
+
+
 def tabulate_signatures(proc: Path) -> int:
     """Rewrite every show_doc output of the processed notebooks with `signature_table`: the short signature where the code
     block was, the table after the docstring; return how many were rewritten"""
@@ -252,7 +263,7 @@ def tabulate_signatures(proc: Path) -> int:
                 parts = signature_table(block[1], live_signature(text))
                 if parts is None: continue
                 n += 1
-                text = text[:block.start()] + parts[0] + no_superscript(text[block.end():])
+                text = dunder_heading(text[:block.start()]) + parts[0] + no_superscript(text[block.end():])
                 out["data"]["text/markdown"] = text.rstrip("\n") + "\n\n" + no_superscript(parts[1]) if parts[1] else text
         path.write_text(json.dumps(nb, indent=1))
     return n
@@ -496,6 +507,7 @@ if __name__ == "__main__":
     fold_body_toc(site)
     no_web_fonts(site)
     localise_links(site, online)
+    phone_friendly(site)
     anchored = anchor_symbols(site, cfg.lib_path / "_modidx.py")
     if anchored: print(f"{len(anchored)} methods without a show_doc of their own link to their class's API doc")
     if not args.no_readme: write_readme(cfg.nbs_path / cfg.readme_nb, cfg.config_path / "README.md", names, online)

@@ -3,21 +3,26 @@
 Checks, on each page: no console error or uncaught exception, no failed or off-machine request, no KaTeX error or
 unrendered maths, every image loaded, no stderr, error or traceback output and no warning printed in an output, no raw
 Markdown in the rendered text. Then at a desktop width and at a phone's (400 px): the page does not scroll sideways;
-nothing in the text column runs past it or is clipped; code blocks and API docs (signature and parameter table) fit
-without sideways scrolling (printed outputs and wide tables may scroll in their own box); no word in a table is broken
-across lines and no table cell is too narrow to read; on the phone, a table of contents where the desktop page has one.
+nothing in the text column runs past it or is clipped; code blocks, printed outputs, Markdown tables and API docs
+(signature and parameter table) fit without sideways scrolling (only figures and HTML tables a cell printed may scroll
+in their own box); no word in a table is broken across lines and no table cell is too narrow to read; on the phone, a
+table of contents where the desktop page has one. In a phone's window (390x844): the opened sidebar starts below the
+header, shows the home link and the first section, and reaches every link by scrolling.
 Across the site: every relative link and anchor resolves, every README link to the site and every doc link in
-optimi_nb/_modidx.py resolves to a built page and anchor, every page is in the sidebar, the navbar shows the version
-and links to the repository (settings.ini), and searches find what they should (SEARCHES), readable, without raw TeX.
+optimi_nb/_modidx.py resolves to a built page and anchor, every public function, class and method of _modidx.py has
+its source folded on its page, every page is in the sidebar, the navbar shows the version and links to the repository
+(settings.ini), and searches find what they should (SEARCHES), readable, without raw TeX. Figures without alt text are
+listed, and fail the check when CHECK_FIGURE_ALT=1.
 Needs Debian's `chromium` (apt-get install chromium); talks to it over the DevTools pipe, so no Python package beyond
 the standard library. Exit status 1 on any failure.
 
 Usage: python3 tools/check_site.py [--site _docs] [--shots DIR [--shot-pages index base ...]] [--width 1400] [--phone-width 400]"""
-import argparse, json, os, queue, re, shutil, subprocess, sys, tempfile, threading, time
+import argparse, ast, json, os, queue, re, shutil, subprocess, sys, tempfile, threading, time
 from pathlib import Path
 from urllib.parse import unquote, urldefrag, urlparse
 
 ROOT = Path(__file__).resolve().parents[1]
+PHONE = (390, 844)  # the window the sidebar is checked in: a phone held upright
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--disable-extensions", "--disable-default-apps", "--mute-audio",
          "--hide-scrollbars", "--remote-debugging-pipe"]
@@ -135,6 +140,13 @@ class Tab:
         self.send("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
         return out
 
+    def sidebar_reach(self, width: int, height: int) -> list[str]:
+        "Run SIDEBAR in a phone's window (`width` x `height`); return its problems"
+        self.send("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=True)
+        problems = self.js(SIDEBAR)
+        self.send("Emulation.setDeviceMetricsOverride", width=self.b.width, height=self.b.height, deviceScaleFactor=1, mobile=False)
+        return problems
+
     def js(self, expr: str):
         r = self.send("Runtime.evaluate", expression=expr, returnByValue=True, awaitPromise=True)
         if "exceptionDetails" in r: raise RuntimeError(f"page script failed: {r['exceptionDetails']}")
@@ -183,13 +195,17 @@ INSPECT = r"""(() => {
   out.sidebar = Array.from(document.querySelectorAll("#quarto-sidebar a.sidebar-link[href]")).map(a => a.getAttribute("href"));
   out.sections = Array.from(document.querySelectorAll("#quarto-sidebar .sidebar-item-section > .sidebar-item-container .menu-text")).map(e => e.textContent);
   out.prevnext = Array.from(document.querySelectorAll(".page-navigation a")).map(a => a.getAttribute("href"));
+  // figures with no alt text; the exported source folded on the page (site_source.py)
+  out.noAlt = Array.from(main.querySelectorAll("img")).filter(i => !(i.getAttribute("alt") || "").trim()).length;
+  out.source = Array.from(main.querySelectorAll("details.code-fold pre")).map(e => e.textContent).join("\n");
   return out;
 })()"""
 
 # What a reader at this window width would find cut, clipped or cramped: run in the page at each width
 LAYOUT = r"""(() => {
   const main = document.querySelector("main") || document.body;
-  const problems = [], W = window.innerWidth, phone = W < 576;
+  // the window's width: a phone that zooms out to fit a page too wide for it has innerWidth the page's width
+  const problems = [], W = document.documentElement.clientWidth, phone = W < 576;
   const col = main.getBoundingClientRect();
   const style = e => getComputedStyle(e);
   const scrollBox = e => /auto|scroll/.test(style(e).overflowX);
@@ -226,17 +242,19 @@ LAYOUT = r"""(() => {
       problems.push(`${kind(e)} ${where(e)}: ${tag(e)} is ${e.scrollWidth} px wide in a ${e.clientWidth} px box that clips it`);
     }
   }
-  // code is read, not scrolled: a code block wraps its long lines; an API doc's signature and table fit the column.
-  // Printed outputs and wide tables may scroll in their own box (they keep their columns aligned that way).
+  // nothing is wider than the column: a code block and a printed output wrap their long lines; an API doc's signature
+  // and table fit the column; a Markdown table fits it (on a phone, one block per row). Only a figure and an HTML table
+  // that a cell printed may scroll in their own box (a plot keeps a readable width, a table its columns aligned).
   let scrolled = 0;
   main.querySelectorAll("pre, table, .sd-table, .cell-output-display").forEach(e => {
     if (e.closest(elsewhere) || !e.clientWidth || e.scrollWidth <= e.clientWidth + 1) return;
-    if (kind(e) === "code block" || kind(e) === "API doc")
-      problems.push(`${kind(e)} ${where(e)}: ${tag(e)} is ${e.scrollWidth} px wide in a ${e.clientWidth} px box (scrolls sideways)`);
-    else scrolled++;
+    const output = e.closest(".cell-output"), markdown = e.matches(".sd-table, .sd-table *") || e.querySelector(".sd-table");
+    if (output && kind(e) === "output" && (e.querySelector("img, svg") || !markdown && (e.matches("table") || e.querySelector("table")))) { scrolled++; return; }
+    const what = markdown && kind(e) !== "API doc" ? "table" : output && kind(e) === "output" ? "printed output" : kind(e);
+    problems.push(`${what} ${where(e)}: ${tag(e)} is ${e.scrollWidth} px wide in a ${e.clientWidth} px box (scrolls sideways)`);
   });
-  // tables: no word broken across lines (a type cut mid-word; a break after a hyphen or a slash is fine), no column
-  // too narrow to read (KaTeX's hidden MathML copy of a formula not counted)
+  // tables: no word broken across lines (a type cut mid-word; a break after a hyphen, a slash, an underscore or a dot
+  // in a name is fine), no column too narrow to read (KaTeX's hidden MathML copy of a formula not counted)
   main.querySelectorAll("table").forEach(t => {
     if (t.closest(elsewhere)) return;
     const name = `${kind(t) === "API doc" ? "API table" : "table"} ${where(t)}`;
@@ -248,7 +266,7 @@ LAYOUT = r"""(() => {
       if (!cramped && shown > 24 && r.width < 110) cramped = `a cell is ${Math.round(r.width)} px wide for ${shown} characters ('${c.textContent.trim().slice(0, 30)}')`;
       const walker = document.createTreeWalker(c, NodeFilter.SHOW_TEXT, {acceptNode: n => n.parentElement.closest(".katex-mathml") ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT});
       for (let n; !broken && (n = walker.nextNode());) {
-        for (const m of n.textContent.matchAll(/[^\s\-\/\u2010-\u2014]+[\-\/\u2010-\u2014]?/g)) {
+        for (const m of n.textContent.matchAll(/[^\s\-\/_.\u2010-\u2014]+[\-\/_.\u2010-\u2014]?/g)) {
           const range = document.createRange();
           range.setStart(n, m.index); range.setEnd(n, m.index + m[0].length);
           const tops = new Set(Array.from(range.getClientRects()).filter(x => x.width).map(x => Math.round(x.top)));
@@ -265,6 +283,37 @@ LAYOUT = r"""(() => {
   const hasToc = toc.some(e => e.querySelector("a[href^='#']"));
   const tocShown = toc.some(e => shown(e) && e.querySelector("a[href^='#']"));
   return {problems, scrolled, hasToc, tocShown};
+})()"""
+
+
+# Whether a phone reaches every link of the opened sidebar by scrolling it, and sees its top (the home link and the first
+# section) below the header at first: run in the page at a phone's window size
+SIDEBAR = r"""(async () => {
+  const side = document.querySelector("#quarto-sidebar"), toggle = document.querySelector(".quarto-btn-toggle");
+  if (!side || !toggle) return ["no sidebar or no button to open it"];
+  const frame = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  toggle.click();
+  await new Promise(r => setTimeout(r, 400));  // the sidebar slides in (.2 s)
+  const problems = [], H = document.documentElement.clientHeight, header = document.querySelector("#quarto-header");
+  const top = header ? header.getBoundingClientRect().bottom : 0, box = side.getBoundingClientRect();
+  if (box.top < top - 1) problems.push(`the opened sidebar starts ${Math.round(top - box.top)} px under the header`);
+  if (box.bottom > H + 1 && side.scrollHeight <= side.clientHeight + 1)
+    problems.push(`the opened sidebar is ${Math.round(box.height)} px tall in a ${H} px window and does not scroll`);
+  const name = a => a.textContent.trim().slice(0, 50);
+  const seen = a => {  // a tap at the link's centre lands on the link
+    const r = a.getBoundingClientRect(), hit = document.elementFromPoint(r.left + Math.min(r.width / 2, 40), r.top + r.height / 2);
+    return r.height > 0 && r.top >= top - 1 && r.bottom <= H + 1 && hit && (a.contains(hit) || hit.contains(a));
+  };
+  side.scrollTop = 0; await frame();
+  const first = side.querySelector("a.sidebar-link"), section = side.querySelector(".sidebar-item-section .sidebar-link");
+  [first, section].forEach(a => { if (a && !seen(a)) problems.push(`'${name(a)}' is not to be seen when the sidebar opens`); });
+  const links = Array.from(side.querySelectorAll("a.sidebar-link")), lost = links.filter(a => {
+    side.scrollTop += a.getBoundingClientRect().top - (side.getBoundingClientRect().top + side.clientHeight / 2);
+    return !seen(a);
+  });
+  if (lost.length) problems.push(`${lost.length} of ${links.length} links cannot be reached by scrolling it: ${lost.map(a => "'" + name(a) + "'").join(", ")}`);
+  toggle.click();
+  return problems;
 })()"""
 
 
@@ -337,6 +386,33 @@ def site_links(readme: Path, modidx: Path, online: str) -> list[tuple[str, str]]
     return out
 
 
+def missing_source(modidx: Path, sources: dict[str, str], online: str) -> list[str]:
+    """A failure for each public function, class and method of optimi_nb/_modidx.py whose page does not show its source
+    folded (site_source.py): the last line of its definition in the library must be in a folded "Source" on its page"""
+    ns, trees, out = {}, {}, []
+    exec(modidx.read_text(), ns)
+    for syms in ns["d"]["syms"].values():
+        for full, (url, src) in syms.items():
+            page, name = urldefrag(url.removeprefix(online))[0], full.split(".")[-1]
+            if page not in sources or re.match(r"_(?!_)", name) or not (ROOT / src).exists(): continue
+            text = trees.setdefault(src, (ROOT / src).read_text())
+            nodes = [n for n in ast.walk(ast.parse(text)) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name]
+            last = [ast.get_source_segment(text, n).splitlines()[-1].strip() for n in nodes]
+            if last and not any(line in sources[page] for line in last):
+                out.append(f"{page}: the source of {full.removeprefix('optimi_nb.')} is not shown (no folded 'Source' has its last line {last[0]!r})")
+    return out
+
+
+def figures_without_alt(counts: dict[str, int]) -> list[str]:
+    "Report the pages whose figures lack alt text (`fig-alt` or `fig-cap` on the cell); failures only when CHECK_FIGURE_ALT=1"
+    missing = {page: n for page, n in sorted(counts.items()) if n}
+    if not missing: return []
+    listing = ", ".join(f"{page} ({n})" for page, n in missing.items())
+    print(f"figures without alt text: {sum(missing.values())} on {len(missing)} pages: {listing}")
+    if os.environ.get("CHECK_FIGURE_ALT") != "1": return []
+    return [f"{page}: {n} figure(s) without alt text (add `#| fig-alt:` or `#| fig-cap:` to the plotting cell)" for page, n in missing.items()]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--site", default=None, help="the built site (default: doc_path of settings.ini, _docs)")
@@ -364,6 +440,7 @@ def main() -> int:
             tab.pump()
             failures += [f"{name}: {p}" for p in tab.problems + found["problems"]]
             failures += [f"{name} at {w} px: {p}" for w, p in tab.layouts(args.width, args.height, args.phone_width)]
+            failures += [f"{name} at {PHONE[0]}x{PHONE[1]}: sidebar: {p}" for p in tab.sidebar_reach(*PHONE)]
             ids[name], links[name], sidebars[name] = set(found["ids"]), found["links"], found
             if name == "index.html":
                 failures += search_problems(tab)
@@ -410,6 +487,8 @@ def main() -> int:
     for name, found in sidebars.items():
         if name != "404.html" and name not in listed: failures.append(f"{name}: not in the sidebar")
         if name != "index.html" and not found["prevnext"]: failures.append(f"{name}: no previous/next links")
+    failures += missing_source(ROOT / cfg.get("lib_path", "optimi_nb") / "_modidx.py", {n: f["source"] for n, f in sidebars.items()}, online)
+    failures += figures_without_alt({n: f["noAlt"] for n, f in sidebars.items()})
     sections = sidebars.get("index.html", {}).get("sections", [])
     print(f"checked {len(pages)} pages at {args.width} and {args.phone_width} px in {time.time() - t0:.1f} s; sidebar sections: {', '.join(sections) or 'none'}")
     print("outputs and tables that scroll sideways in their own box: " + ", ".join(f"{n} at {w} px" for w, n in Tab.scrolled.items()))

@@ -11,13 +11,22 @@ HIDDEN = {"hide", "default_exp"}  # cells nbdev hides whatever else they say
 ORIGINAL = {"rm_export": nbdev.processors.rm_export, "mv_exports": nbdev.processors.mv_exports}
 
 
+def patched_name(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    "A function's name, as `Class.name` when fastcore's `@patch` adds it to `Class` (the annotation of its `self`)"
+    patched = any(isinstance(d, ast.Name) and d.id == "patch" or isinstance(d, ast.Call) and getattr(d.func, "id", "") == "patch"
+                  for d in node.decorator_list)
+    first = node.args.args[0].annotation if node.args.args else None
+    return f"{first.id}.{node.name}" if patched and isinstance(first, ast.Name) else node.name
+
+
 def defined_names(source: str) -> list[str]:
     "The functions, classes and names assigned at the top level of a cell's code (imports are not definitions)"
     try: body = ast.parse(source).body
     except SyntaxError: return []
     names = []
     for node in body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)): names.append(node.name)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)): names.append(patched_name(node))
+        elif isinstance(node, ast.ClassDef): names.append(node.name)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names += [t.id for t in targets if isinstance(t, ast.Name) and t.id != "__all__"]

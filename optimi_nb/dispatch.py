@@ -16,7 +16,7 @@ from torch import Tensor
 from .foreach import Tensors, as_real, foreach_by_default, mul_
 from .kahan import LOW_PRECISION, kahan_commit_
 from .low_precision import gpu_capability, inductor_refuses, stochastic_round_
-from .storage import (Stored, compact, decode, encode_, flat_views, flattenable, in_slices, local,
+from .storage import (BLOCK_SIZE, Stored, compact, decode, encode_, flat_views, flattenable, in_slices, local,
                                read_stored, stored_compactly)
 
 # %% ../nbs/05_dispatch.ipynb #48cb48c9
@@ -53,8 +53,10 @@ def update_core_on_copy(update, weight_decay_, accumulate, group, scalars, param
 
 @functools.cache
 def compiled_update_core() -> Callable:
-    "`update_core` through torch.compile, made once and shared; on CPU, one loop per tensor (see the Speed chapter)"
-    return torch.compile(update_core_on_copy, options={"cpp.max_horizontal_fusion_size": 1, "size_asserts": False})  # dynamo's guards check sizes already
+    "`update_core` through torch.compile, made once and shared, for static shapes; on CPU, one loop per tensor (see the Speed chapter)"
+    # static: a graph per set of shapes (a bucket's, or an 8-bit chunk's), where shapes made dynamic after the first change
+    # measured 6× slower for 8-bit states (12.6M parameters, one CPU thread: 357 ms against 60 per step)
+    return torch.compile(update_core_on_copy, dynamic=False, options={"cpp.max_horizontal_fusion_size": 1, "size_asserts": False})
 
 # %% ../nbs/05_dispatch.ipynb #c48b7e3c
 class Dispatch:
@@ -157,14 +159,16 @@ def _group_and_position(self: Dispatch, param: Tensor) -> tuple[dict, int]:
 # %% ../nbs/05_dispatch.ipynb #e2fb02b3
 def slice_numel(device: torch.device, # where the tensors are
                 compiled: bool = False, # for the compiled path, whose calls each cost more than a slice's work on a CPU
-               ) -> int:
-    "How many elements of 8-bit states an update decodes, updates and encodes at a time on `device`: a slice, or a foreach chunk (whole blocks)"
-    return 2**14 if device.type == "cpu" and not compiled else 2**22
+                total: int = 0, # how many elements the param group has
+               ) -> int: # elements per slice or foreach chunk, whole blocks
+    "How many elements of 8-bit states an update decodes, updates and encodes at a time on `device`: a slice, or a foreach chunk"
+    if device.type != "cpu" or compiled: return 2**22
+    return min(max(total // 256 // BLOCK_SIZE * BLOCK_SIZE, 2**14), 2**22)  # temporaries of ~18 bytes an element: ≤ 0.07 per parameter
 
 # %% ../nbs/05_dispatch.ipynb #49a7200a
 def chunks_of(members: list[tuple[Tensor, dict]], # a bucket's (parameter, state) pairs
               max_numel: int, # the most elements a chunk holds (a larger tensor is a chunk of its own)
-             ) -> list[list[tuple[Tensor, dict]]]:
+             ) -> list[list[tuple[Tensor, dict]]]: # the chunks, in the bucket's order
     "A foreach bucket cut into consecutive chunks of at most `max_numel` elements"
     chunks, numel = [[]], 0
     for param, state in members:
@@ -186,7 +190,8 @@ def _step_group(self: Dispatch, group: dict) -> None:
     for p, state in zip(params, states): buckets[p.device, p.dtype, state["step"], tuple(state)].append((p, state))
     for (device, _, step, names), members in buckets.items():
         in_8_bits = stored_compactly(members[0][1])
-        for chunk in (chunks_of(members, slice_numel(device, group["compiled"])) if in_8_bits else [members]):  # bounds the decoded copies
+        size = slice_numel(device, group["compiled"], sum(p.numel() for p in group["params"]))
+        for chunk in (chunks_of(members, size) if in_8_bits else [members]):  # bounds the decoded copies
             if in_8_bits and len(chunk) == 1:  # a tensor as large as a slice: updated by itself, in slices
                 (p, state), = chunk; self._apply(group, p, p.grad, state, step, scalars[step]); continue
             bucket = [p for p, _ in chunk]
@@ -198,7 +203,7 @@ def _step_group(self: Dispatch, group: dict) -> None:
 def decoded(state: dict, # a parameter's state
             names: tuple[str, ...], # the entries to work on, such as ("kahan_comp",); absent ones are skipped
             param: Tensors, # the weights
-           ) -> Iterator[tuple[Tensors, dict]]:
+           ) -> Iterator[tuple[Tensors, dict]]: # the weights and the working entries, by name
     "The weights and the named entries of `state` as working tensors (local shards where something is kept in 8 bits), kept again on exit"
     stored = {name: read_stored(state, name) for name in names if name in state}
     weights = param
@@ -222,10 +227,10 @@ def _apply(self: Dispatch, group: dict, param: Tensors, grad: Tensors, state: di
     if group["stochastic_rounding"] and not accumulate and param.dtype in LOW_PRECISION:
         rounding_buffer = torch.zeros_like(param, dtype=torch.float32)  # the update, gathered in fp32 (one tensor: see _step_group)
     rule, tensors = (self.update, self.weight_decay_, accumulate, group, scalars), (param, grad, buffers, kahan_comp, rounding_buffer)
-    flat = self.elementwise_update and flattenable(*tensors)
-    if group["compiled"] and not self._compile_failed: self._run_compiled(*rule, *(flat_views(*tensors) if flat else tensors))
-    elif flat and isinstance(param, Tensor) and param.numel() > slice_numel(param.device):
-        for piece in in_slices(*tensors, size=slice_numel(param.device)): update_core(*rule, *piece)
+    flat = self.elementwise_update and flattenable(tensors)
+    if group["compiled"] and not self._compile_failed: self._run_compiled(*rule, *(flat_views(tensors) if flat else tensors))
+    elif flat and isinstance(param, Tensor) and param.numel() > (size := slice_numel(param.device, total=sum(p.numel() for p in group["params"]))):
+        for piece in in_slices(*tensors, size=size): update_core(*rule, *piece)
     else: update_core(*rule, *tensors)
     if accumulate: return
     if rounding_buffer is not None: self._round_stochastically(owner, param, rounding_buffer, grad, step)

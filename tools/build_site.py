@@ -484,9 +484,13 @@ def write_readme(index: Path, readme: Path, names: dict[str, str], online: str) 
     for cell in json.loads(index.read_text())["cells"]:
         lines = "".join(cell["source"]).splitlines()
         if any(re.match(r"#\|\s*(hide|default_exp)", l) for l in lines): continue
-        text = "\n".join(l for l in lines if not l.startswith("#|")).strip()
-        if cell["cell_type"] == "code" and blocks and blocks[-1][0] == "code": blocks[-1] = ("code", f"{blocks[-1][1]}\n\n{text}")
-        elif cell["cell_type"] == "code": blocks.append(("code", text))
+        kind, text = cell["cell_type"], "\n".join(l for l in lines if not l.startswith("#|")).strip()
+        if kind == "code" and any(re.match(r"#\|\s*echo:\s*false", l) for l in lines):  # only its Markdown output shows
+            shown = [o["data"]["text/markdown"] for o in cell.get("outputs", []) if "text/markdown" in o.get("data", {})]
+            if not shown: continue
+            kind, text = "markdown", "".join(shown[0]).strip()
+        if kind == "code" and blocks and blocks[-1][0] == "code": blocks[-1] = ("code", f"{blocks[-1][1]}\n\n{text}")
+        elif kind == "code": blocks.append(("code", text))
         else: blocks.append(("markdown", re.sub(r"\]\(([\w.-]+\.ipynb)(#[^)]*)?\)", lambda m: f"]({online}{names.get(m[1], Path(m[1]).stem)}.html{m[2] or ''})", text)))
     readme.write_text("\n\n".join(f"```python\n{t}\n```" if kind == "code" else t for kind, t in blocks) + "\n")
 

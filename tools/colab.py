@@ -19,7 +19,9 @@ INSTALL_MARK = "# Colab, or any Python with PyTorch: install what this chapter n
 EXPORT_MARK = "# Inside a checkout only (not in Colab): regenerate optimi_nb/ from the notebooks."
 # Files of the checkout a chapter reads, by notebook: the name next to the notebook -> the path in the repository
 CHECKOUT_FILES = {"40_speed.ipynb": {"benchmark_cpu.json": "nbs/benchmark_cpu.json", "benchmark.py": "tools/benchmark.py"},
-                  "35_8bit_states.ipynb": {"benchmark.py": "tools/benchmark.py"}}
+                  "35_8bit_states.ipynb": {"benchmark.py": "tools/benchmark.py", "measured.json": "nbs/measured.json"},
+                  "30_memory.ipynb": {"measured.json": "nbs/measured.json"},
+                  "50_differences.ipynb": {"measured.json": "nbs/measured.json"}}
 MODULE_TO_DIST = {"yaml": "pyyaml", "PIL": "pillow", "sklearn": "scikit-learn"}  # the few imports named unlike their package
 PREINSTALLED = {"torch", "optimi_nb", "IPython", "fastai"}  # Colab has torch, IPython and fastai; optimi_nb is always installed first
 # installed with it, at the versions settings.ini pins (nbdev 2 needs execnb<0.2); numpy because fastcore's test_eq compares

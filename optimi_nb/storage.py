@@ -213,9 +213,9 @@ def flattenable(tensors: tuple, # an update's (param, grad, buffers, kahan_comp,
     param, grad, buffers, kahan_comp, rounding_buffer = tensors
     stored = [s for s in (*buffers, kahan_comp) if s is not None]
     plain = [param, grad, rounding_buffer, *(s.data for s in stored if s.scales is None)]
-    contiguous = all(t.is_contiguous() for x in plain if x is not None for t in (x if isinstance(x, list) else [x]))
-    one_run = all(codes.dim() == 1 for s in stored if s.scales is not None for codes in (s.data if isinstance(s.data, list) else [s.data]))
-    return any(compact(s) for s in stored) and contiguous and one_run  # a flat view needs contiguous memory, and blocks in one run
+    contiguous = lambda: all(t.is_contiguous() for x in plain if x is not None for t in (x if isinstance(x, list) else [x]))
+    one_run = lambda: all(codes.dim() == 1 for s in stored if s.scales is not None for codes in (s.data if isinstance(s.data, list) else [s.data]))
+    return any(compact(s) for s in stored) and contiguous() and one_run()  # a flat view needs contiguous memory, and blocks in one run
 
 # %% ../nbs/04_quantized_storage.ipynb #45aa06d0
 def local(x, # a tensor, an FSDP2 DTensor, a list of them, a `Stored` value, or None

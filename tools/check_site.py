@@ -12,14 +12,18 @@ Across the site: every relative link and anchor resolves, every README link to t
 optimi_nb/_modidx.py resolves to a built page and anchor, every public function, class and method of _modidx.py has
 its source folded on its page, every page is in the sidebar, the navbar shows the version and links to the repository
 (settings.ini), and searches find what they should (SEARCHES), readable, without raw TeX. Figures without alt text are
-listed, and fail the check when CHECK_FIGURE_ALT=1.
+listed, and fail the check when CHECK_FIGURE_ALT=1. No page quotes a figure stored in nbs/measured.json with another
+value (site_numbers.py), and the Python blocks of the front page and of every Usage or Quick start section run as copied,
+each page's in order in one fresh python3, and call no test helper among example code (site_snippets.py).
 Needs Debian's `chromium` (apt-get install chromium); talks to it over the DevTools pipe, so no Python package beyond
 the standard library. Exit status 1 on any failure.
 
-Usage: python3 tools/check_site.py [--site _docs] [--shots DIR [--shot-pages index base ...]] [--width 1400] [--phone-width 400]"""
+Usage: python3 tools/check_site.py [--site _docs] [--measured nbs/measured.json] [--shots DIR [--shot-pages index base ...]] [--width 1400] [--phone-width 400]"""
 import argparse, ast, json, os, queue, re, shutil, subprocess, sys, tempfile, threading, time
 from pathlib import Path
 from urllib.parse import unquote, urldefrag, urlparse
+from site_numbers import number_problems
+from site_snippets import snippet_problems
 
 ROOT = Path(__file__).resolve().parents[1]
 PHONE = (390, 844)  # the window the sidebar is checked in: a phone held upright
@@ -198,6 +202,15 @@ INSPECT = r"""(() => {
   // figures with no alt text; the exported source folded on the page (site_source.py)
   out.noAlt = Array.from(main.querySelectorAll("img")).filter(i => !(i.getAttribute("alt") || "").trim()).length;
   out.source = Array.from(main.querySelectorAll("details.code-fold pre")).map(e => e.textContent).join("\n");
+  // the text a reader reads, by paragraph, list item, table row and printed output (site_numbers.py); the Python code
+  // shown outside outputs and folded source, with the headings of the sections it is in (site_snippets.py)
+  const prose = Array.from(main.querySelectorAll("p, li, tr, dt, dd, figcaption, caption, .cell-output pre:not(.sourceCode)"));
+  out.texts = prose.filter(e => !e.closest("details.code-fold, pre.sourceCode")).map(e => e.innerText);
+  const headings = e => { const hs = [];
+    for (let s = e.closest("section"); s; s = s.parentElement.closest("section")) hs.push((s.querySelector(":scope > h1, :scope > h2, :scope > h3, :scope > h4") || {}).textContent || "");
+    return hs; };
+  out.code = Array.from(main.querySelectorAll("pre.sourceCode.python")).filter(e => !e.closest(".cell-output, details.code-fold"))
+    .map(e => ({code: e.textContent, headings: headings(e)}));
   return out;
 })()"""
 
@@ -416,6 +429,7 @@ def figures_without_alt(counts: dict[str, int]) -> list[str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--site", default=None, help="the built site (default: doc_path of settings.ini, _docs)")
+    parser.add_argument("--measured", default=None, help="the stored figures pages must agree with (default: nbs_path of settings.ini, measured.json)")
     parser.add_argument("--width", type=int, default=1400)
     parser.add_argument("--height", type=int, default=1000)
     parser.add_argument("--phone-width", type=int, default=400, help="the narrow window every page is also laid out in")
@@ -489,6 +503,8 @@ def main() -> int:
         if name != "index.html" and not found["prevnext"]: failures.append(f"{name}: no previous/next links")
     failures += missing_source(ROOT / cfg.get("lib_path", "optimi_nb") / "_modidx.py", {n: f["source"] for n, f in sidebars.items()}, online)
     failures += figures_without_alt({n: f["noAlt"] for n, f in sidebars.items()})
+    failures += number_problems({n: f["texts"] for n, f in sidebars.items()}, Path(args.measured or ROOT / cfg.get("nbs_path", "nbs") / "measured.json"))
+    failures += snippet_problems({n: f["code"] for n, f in sidebars.items()}, ROOT)
     sections = sidebars.get("index.html", {}).get("sections", [])
     print(f"checked {len(pages)} pages at {args.width} and {args.phone_width} px in {time.time() - t0:.1f} s; sidebar sections: {', '.join(sections) or 'none'}")
     print("outputs and tables that scroll sideways in their own box: " + ", ".join(f"{n} at {w} px" for w, n in Tab.scrolled.items()))

@@ -34,11 +34,6 @@ EXCEPTIONS = [
     ("8bit_states.html", "total 10 7.03 (5.03 with gradient release)"),
     # another model's peak: low_precision's comparison of bf16 weights measures the model of Testing optimizers
     ("low_precision.html", "bf16 + Kahan 0.0040 6.00 10.00"),
-    # not explained: chapter 35's memory table measures AdamW's fp32 and bf16 + Kahan rows again, and differs in the second
-    # decimal from the figures chapter 30 stored (16.02, 10.01, 8.20); to go when the chapter shows the stored figures
-    ("8bit_states.html", "AdamW, fp32 8.00 4.00 3.75 8.00 0.00 0.26 16.01"),
-    ("8bit_states.html", "AdamW, bf16 + Kahan 6.00 2.00 1.88 6.00 0.00 0.13 10.00"),
-    ("8bit_states.html", "AdamW, bf16 + Kahan, gradient release 6.00 2.00 0.00 6.00 0.06 0.13 8.19"),
 ]
 
 

@@ -13,8 +13,6 @@ TIMEOUT = 30  # seconds a block may take
 MARK = "@@check_site block "
 # (page, first line of a block) that calls a test helper among example code, known and not yet fixed: not run
 KNOWN = [
-    # chapter 12's weight-decay demonstration under Usage ends with test_close; to go when the notebook hides the check
-    ("adamw.html", "theta = nn.Parameter(torch.tensor([2.0]))"),
 ]
 # execs the blocks it reads on stdin in one namespace, printing MARK and the block's number before each
 RUNNER = f"""import json, sys

@@ -1,6 +1,6 @@
 """The GPU code of `compiled=True`, checked on a machine without a GPU.
 
-    python3 tools/triton_check.py [--optimizers AdamW Lion ...] [--precisions fp32 bf16+kahan ...] [--targets 75 80 90] [-v]
+    python3 tools/triton_check.py [--optimizers AdamW Lion ...] [--precisions fp32 bf16+kahan ...] [--targets 75 80 90] [--whole-blocks] [-v]
 
 For every optimizer that optimi_nb exports (the BaseOptimizer subclasses in `optimi_nb.__all__`, found automatically) in
 every precision (fp32; bf16 and fp16 with Kahan summation; bf16 with stochastic rounding; and, once the optimizers take
@@ -307,11 +307,14 @@ def precisions(cls) -> dict[str, dict]:
         cases["bf16+int8"] = dict(dtype=torch.bfloat16, state_precision="int8", kahan_precision="int8")
     return cases
 
+INPUTS = 70  # the first layer's inputs; --whole-blocks makes it 64
+
 def model(dtype: torch.dtype) -> torch.nn.Module:
     """Two linear layers: two matrices (of different shapes) and two vectors, in one bucket; the first matrix is large
-    enough for 8-bit state (optimi_nb.storage.MIN_QUANTIZED_NUMEL) and not a whole number of its blocks"""
+    enough for 8-bit state (optimi_nb.storage.MIN_QUANTIZED_NUMEL) and not a whole number of its blocks (70 × 64), or,
+    with --whole-blocks, exactly 16 blocks (64 × 64), the case of most real weight matrices"""
     torch.manual_seed(0)
-    return torch.nn.Sequential(torch.nn.Linear(70, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10)).to(dtype)
+    return torch.nn.Sequential(torch.nn.Linear(INPUTS, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10)).to(dtype)
 
 def make_optimizer(cls, net: torch.nn.Module, compiled: bool, options: dict):
     "`cls` on `net` with weight decay and a larger lr than its default, so that every term of the update is exercised"
@@ -601,7 +604,10 @@ def main() -> int:
     parser.add_argument("--targets", nargs="+", type=int, default=list(TARGETS), choices=list(TARGETS), help="compute capabilities (default: 75 80 90)")
     parser.add_argument("--any-version", action="store_true", help="run on other torch/triton versions than the pinned ones")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every error's traceback and where the kernels' sources are")
+    parser.add_argument("--whole-blocks", action="store_true", help="a first matrix of 64 × 64 (16 whole blocks) instead of 70 × 64")
     args = parser.parse_args()
+    global INPUTS
+    if args.whole_blocks: INPUTS = 64
     unknown = unknown_device_checks()
     if unknown:
         print("triton_check: optimi_nb tests the device in code this check does not know; decide whether the compiled step "
@@ -615,7 +621,7 @@ def main() -> int:
     worker = CompileWorker()
     print(f"triton_check: torch {torch.__version__}, triton {triton.__version__}: the Triton kernels Inductor writes for "
           f"compiled=True, compiled for {', '.join(TARGETS[t] for t in args.targets)} and run in Triton's interpreter against "
-          f"the eager step ({STEPS} steps of a 4-tensor model)", flush=True)
+          f"the eager step ({STEPS} steps of a 4-tensor model, its first matrix {INPUTS} × 64)", flush=True)
     targets = "".join(f" {TARGETS[t].split()[0]:>6}" for t in args.targets)
     width = max(len(name) for name in ["optimizer", *classes])
     header = (f"{'optimizer':<{width}} {'precision':<15} {'kernels':>7} {'calls':>5} {'fp32 bufs':>9}{targets} {'fp32 dev':>9} "

@@ -16,8 +16,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 from torch.distributed.tensor import DTensor
-from .foreach import Tensors, _each, as_real
-from .low_precision import ulp  # _each: a bucket's lists zipped, or single tensors wrapped
+from .foreach import Tensors, _each, as_real  # _each: a bucket's lists zipped, or single tensors wrapped
+from .low_precision import ulp
 
 # %% ../nbs/04_quantized_storage.ipynb #aba1f65c
 BLOCK_SIZE = 256  # elements per block; each block has one fp32 scale, 1/64 byte per element

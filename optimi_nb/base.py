@@ -86,7 +86,7 @@ class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
                  stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
                  compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
                  maximize: bool = False, # ascend the objective instead of descending it, as torch.optim's maximize
-                 state_precision: str | None = None, # "int8": moments stored block-wise in 8 bits (see Quantized storage); None: the parameter's dtype
+                 state_precision: str | None = None, # "int8" or "int4": moments stored block-wise in 8 or 4 bits (see Quantized storage); None: the parameter's dtype
                  kahan_precision: str | None = None, # "int8": the Kahan compensation of bf16/fp16 weights as an int8 residual; None: the weights' dtype
                  **hyperparameters, # the optimizer's own hyperparameters, e.g. betas and eps: each must be an argument of its __init__
                 ) -> None:
@@ -132,8 +132,9 @@ def validate(self: BaseOptimizer,
     if group["stochastic_rounding"] and group["kahan_sum"]:
         raise ValueError("stochastic_rounding=True and kahan_sum=True: choose one way to keep small bf16/fp16 updates")
     for name in ("kahan_sum", "foreach"): check_option(name, group[name], allow_none=True)
-    for name in ("state_precision", "kahan_precision"):
-        if group[name] not in (None, "int8"): raise ValueError(f"{name} must be None or 'int8', got {group[name]!r}")
+    if group["state_precision"] not in (None, "int8", "int4"):
+        raise ValueError(f"state_precision must be None, 'int8' or 'int4', got {group['state_precision']!r}")
+    if group["kahan_precision"] not in (None, "int8"): raise ValueError(f"kahan_precision must be None or 'int8', got {group['kahan_precision']!r}")
     if group["kahan_precision"] and (group["stochastic_rounding"] or group["kahan_sum"] is False):
         raise ValueError(f"kahan_precision={group['kahan_precision']!r} stores a Kahan compensation, and this group has none "
                          f"(stochastic_rounding={group['stochastic_rounding']!r}, kahan_sum={group['kahan_sum']!r})")

@@ -79,11 +79,16 @@ def check_options():
             if names: bad.append(f"{p.name}:{n.lineno} __init__ declares {', '.join(sorted(names))}")
     return bad
 
+def chapter_number(nb: Path) -> tuple[int, str]:
+    """A chapter's place in import order: its number, then any letter after it (18 < 18a < 18b < 19)."""
+    digits, letters = re.match(r"(\d+)([a-z]*)_", nb.name).groups()
+    return int(digits), letters
+
 def check_order():
     """Check 6: each chapter imports only modules exported by chapters numbered up to its own."""
     exports, imports = {}, []  # module -> (number, notebook); (number, notebook, module, dependency)
     for nb in sorted(NBS.glob("[0-9]*_*.ipynb")):  # index.ipynb is exempt
-        num = int(nb.name.split("_")[0])
+        num = chapter_number(nb)
         for _, src, mod in cells(nb):
             if not mod: continue
             exports.setdefault(mod, (num, nb.name))

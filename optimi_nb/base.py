@@ -69,6 +69,7 @@ class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
     num_betas: int = 2  # how many betas the optimizer takes, if it takes `betas`
     supports_complex: bool = True  # element-wise updates treat a complex number as a pair of reals, as torch.optim does
     elementwise_update: bool = False  # True: each element's update reads only that element's values, so 8-bit states can be updated in slices
+    supports_cautious: bool = True  # False where an element-wise update moves more than the weights by its step (Schedule-Free's z - y): no `cautious`
     torch_counterpart: str | None = None  # the torch.optim optimizer whose state dicts `load_state_dict` converts ('SGD', 'Adam', 'RAdam')
     group_keys: tuple[str, ...] = ()  # param-group entries an optimizer keeps besides its arguments (Schedule-Free's running totals)
 
@@ -86,6 +87,7 @@ class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
                  stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
                  compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
                  maximize: bool = False, # ascend the objective instead of descending it, as torch.optim's maximize
+                 cautious: bool = False, # mask the step where its sign disagrees with the gradient's, rescaled per tensor (see Cautious updates); element-wise updates only, and 8-bit states are then updated whole, not in slices
                  state_precision: str | None = None, # "int8" or "int4": moments stored block-wise in 8 or 4 bits (see Quantized storage); None: the parameter's dtype
                  kahan_precision: str | None = None, # "int8": the Kahan compensation of bf16/fp16 weights as an int8 residual; None: the weights' dtype
                  **hyperparameters, # the optimizer's own hyperparameters, e.g. betas and eps: each must be an argument of its __init__
@@ -100,7 +102,7 @@ class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
         self._constructing = True  # add_param_group leaves the high-decay warning to the end of __init__: one for all groups
         super().__init__(params, dict(lr=lr, weight_decay=weight_decay, decouple_wd=decouple_wd, decouple_lr=decouple_lr,
                                       max_lr=max_lr, kahan_sum=kahan_sum, foreach=foreach, stochastic_rounding=stochastic_rounding,
-                                      compiled=compiled, maximize=maximize, state_precision=state_precision,
+                                      compiled=compiled, maximize=maximize, cautious=cautious, state_precision=state_precision,
                                       kahan_precision=kahan_precision, **hyperparameters))
         self._constructing = False
         warn_if_high_decay(self.param_groups)
@@ -128,7 +130,10 @@ def validate(self: BaseOptimizer,
     for name in ("lr", "weight_decay", "eps"):
         if name in group: check_range(name, group[name])
     if group["max_lr"] is not None: check_range("max_lr", group["max_lr"], low_open=True)
-    for name in ("decouple_wd", "decouple_lr", "stochastic_rounding", "compiled", "maximize"): check_option(name, group[name])
+    for name in ("decouple_wd", "decouple_lr", "stochastic_rounding", "compiled", "maximize", "cautious"): check_option(name, group[name])
+    if group["cautious"] and not (self.elementwise_update and self.supports_cautious):
+        why = "its update is not element-wise" if not self.elementwise_update else "its update moves more than the weights by its step"
+        raise ValueError(f"{type(self).__name__} does not support cautious=True: {why} (see the Cautious updates chapter)")
     if group["stochastic_rounding"] and group["kahan_sum"]:
         raise ValueError("stochastic_rounding=True and kahan_sum=True: choose one way to keep small bf16/fp16 updates")
     for name in ("kahan_sum", "foreach"): check_option(name, group[name], allow_none=True)

@@ -13,7 +13,8 @@ from typing import Callable, Iterator
 from fastcore.basics import patch
 import torch
 from torch import Tensor
-from .foreach import Tensors, as_real, foreach_by_default, mul_
+from .caution import cautious_, step_apart
+from .foreach import Tensors, add_, as_real, foreach_by_default, mul_
 from .kahan import LOW_PRECISION, kahan_commit_
 from .low_precision import gpu_capability, inductor_refuses, stochastic_round_
 from .storage import (BLOCK_SIZE, Stored, compact, decode, encode_, flat_views, flattenable, in_slices, local,
@@ -23,7 +24,7 @@ from .storage import (BLOCK_SIZE, Stored, compact, decode, encode_, flat_views, 
 def update_core(update: Callable, # the optimizer's update rule
                 weight_decay_: Callable, # its weight-decay rule: weight_decay_(group, param, grad, buffer)
                 accumulate: bool, # optimizer accumulation: update the state only
-                group: dict, # the param group (its lr may be a 0-dim tensor in compiled code)
+                group: dict, # the param group (its lr may be a 0-dim tensor in compiled code; `cautious` masks the step)
                 scalars: dict, # the step's scalars, from `step_scalars`
                 param: Tensors, # weights
                 grad: Tensors, # gradients (scratch space once used)
@@ -31,7 +32,7 @@ def update_core(update: Callable, # the optimizer's update rule
                 kahan_comp: Stored | None, # the Kahan compensation of compensated parameters, as stored
                 rounding_buffer: Tensors | None, # the fp32 update of a stochastically rounded parameter
                ) -> None:
-    "Decode the stored states, apply weight decay, the optimizer's update and the Kahan commit, encode the states: what `compiled=True` compiles"
+    "Decode the stored states, apply weight decay, the optimizer's update (cautious or not) and the Kahan commit, encode the states: what `compiled=True` compiles"
     if group["maximize"]: mul_(grad, -1.0)  # ascend: the update sees -g, exactly
     working = [decode(b, param) for b in buffers]  # in the parameter's dtype; plain buffers are their own working copy
     comp = None if kahan_comp is None or accumulate else decode(kahan_comp, param)
@@ -40,7 +41,10 @@ def update_core(update: Callable, # the optimizer's update rule
         buffer = comp if comp is not None else rounding_buffer
         if group["weight_decay"]: weight_decay_(group, param, grad, buffer)
         target = param if buffer is None else buffer
-    update(param, grad, *working, target=target, lr=group["lr"], **scalars)
+    cautious = group["cautious"] and target is not None  # the step gathered apart, masked and rescaled, then added; the decay above is not masked
+    step, grad_copy = step_apart(target, grad) if cautious else (target, None)
+    update(param, grad, *working, target=step, lr=group["lr"], **scalars)
+    if cautious: add_(target, cautious_(step, grad_copy))
     if comp is not None: kahan_commit_(param, comp, scratch=grad)
     for stored, updated in zip(buffers, working): encode_(stored, updated, param)
     if comp is not None: encode_(kahan_comp, comp, param)
@@ -229,7 +233,7 @@ def _apply(self: Dispatch, group: dict, param: Tensors, grad: Tensors, state: di
     rule, tensors = (self.update, self.weight_decay_, accumulate, group, scalars), (param, grad, buffers, kahan_comp, rounding_buffer)
     flat = self.elementwise_update and flattenable(tensors)
     if group["compiled"] and not self._compile_failed: self._run_compiled(*rule, *(flat_views(tensors) if flat else tensors))
-    elif flat and isinstance(param, Tensor) and param.numel() > (size := slice_numel(param.device, total=sum(p.numel() for p in group["params"]))):
+    elif flat and not group["cautious"] and isinstance(param, Tensor) and param.numel() > (size := slice_numel(param.device, total=sum(p.numel() for p in group["params"]))):
         for piece in in_slices(*tensors, size=size): update_core(*rule, *piece)
     else: update_core(*rule, *tensors)
     if accumulate: return

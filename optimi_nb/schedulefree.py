@@ -100,6 +100,7 @@ def average_weight(group: dict, # a param group, advanced to its current step
 class ScheduleFree(BaseOptimizer):
     "What SGDScheduleFree and AdamWScheduleFree share: the averaging weight, train and eval modes, and their checks"
     elementwise_update = True
+    supports_cautious = False  # y's step also moves it towards z, and z - y assumes the whole step: masking it would move z and x
     group_keys = ("averaging_step", "lr_max", "weight_sum")  # the averaging's running totals t, γ_max and W_t, kept in each param group
 
     @delegates(BaseOptimizer.__init__, but=["decouple_lr", "max_lr"])

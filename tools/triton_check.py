@@ -343,7 +343,7 @@ def fp32_deviation(eager_net, compiled_net, eager, compiled, allowed: dict) -> t
 def kahan_compensation(param: torch.Tensor, stored: torch.Tensor) -> torch.Tensor:
     "The Kahan compensation as a tensor like `param`, decoded if stored as an int8 residual"
     if stored.dtype != torch.int8: return stored
-    from optimi_nb.storage import decode_residual
+    from optimi_nb.codecs import decode_residual
     return decode_residual(stored, param.detach())
 
 def exact_value(p: torch.Tensor, optimizer=None) -> torch.Tensor:
@@ -374,7 +374,7 @@ def stored_state(optimizer, param: torch.Tensor, name: str) -> tuple[torch.Tenso
     state = optimizer.state[param]
     if name not in state: return torch.zeros_like(param, dtype=torch.float32), float_spacing(torch.zeros_like(param), param.dtype)
     if f"{name}_scale" not in state: return state[name].float(), float_spacing(state[name], state[name].dtype)
-    from optimi_nb.storage import decode_signed  # 8-bit codes: the gap to the neighbouring codes' values, the larger side
+    from optimi_nb.codecs import decode_signed  # 8-bit codes: the gap to the neighbouring codes' values, the larger side
     codes, scales = state[name].to(torch.int16), state[f"{name}_scale"]
     decoded = lambda c: decode_signed(c.clamp(-127, 127).to(torch.int8), scales, param).float()
     value = decoded(codes)

@@ -21,7 +21,9 @@ EXPORT_MARK = "# Inside a checkout only (not in Colab): regenerate optimi_nb/ fr
 CHECKOUT_FILES = {"40_speed.ipynb": {"benchmark_cpu.json": "nbs/benchmark_cpu.json", "benchmark.py": "tools/benchmark.py"},
                   "35_8bit_states.ipynb": {"benchmark.py": "tools/benchmark.py", "measured.json": "nbs/measured.json"},
                   "30_memory.ipynb": {"measured.json": "nbs/measured.json"},
-                  "50_differences.ipynb": {"measured.json": "nbs/measured.json"}}
+                  "50_differences.ipynb": {"measured.json": "nbs/measured.json"},
+                  "36_4bit_states.ipynb": {"measure_4bit.py": "tools/measure_4bit.py", "4bit.json": "nbs/4bit.json", "measured.json": "nbs/measured.json"},
+                  "41_shootout.ipynb": {"shootout.py": "tools/shootout.py", "shootout.json": "nbs/shootout.json"}}
 MODULE_TO_DIST = {"yaml": "pyyaml", "PIL": "pillow", "sklearn": "scikit-learn"}  # the few imports named unlike their package
 PREINSTALLED = {"torch", "optimi_nb", "IPython", "fastai"}  # Colab has torch, IPython and fastai; optimi_nb is always installed first
 # installed with it, at the versions settings.ini pins (nbdev 2 needs execnb<0.2); numpy because fastcore's test_eq compares

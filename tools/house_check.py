@@ -99,7 +99,7 @@ def check_order():
             for num, nb, mod, dep in dict.fromkeys(imports) if dep in exports and exports[dep][0] > num]
 
 def check_storage():
-    """Check 7: storage imported only by the base layer; storage details tested only in storage.py."""
+    """Check 7: storage imported only by the base layer; storage details tested only in codecs.py and storage.py."""
     bad = []
     for p in (p for p in FILES if p.name not in ("codecs.py", "storage.py")):  # the formats, and the layer that keeps them
         for k, line in enumerate(p.read_text().splitlines(), 1):

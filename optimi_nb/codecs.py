@@ -137,7 +137,7 @@ def encode_residual(comp: Tensor, # the Kahan compensation k of `param`
                     param: Tensor, # the bf16/fp16 weights, just committed
                    ) -> Tensor: # int8 codes ρ, shaped like `comp`
     "k as int8 ρ = round(127·k/(ULP(θ)/2)), clipped to ±127"
-    return (comp.float() / ulp(param).div_(2)).mul_(127).round_().clamp_(-127, 127).to(torch.int8)
+    return comp.to(torch.float32, copy=True).div_(ulp(param).div_(2)).mul_(127).round_().clamp_(-127, 127).to(torch.int8)
 
 def decode_residual(residual: Tensor, # int8 ρ from `encode_residual`
                     param: Tensor, # the weights it belongs to

@@ -17,7 +17,7 @@ from .caution import cautious_, step_apart
 from .foreach import Tensors, add_, as_real, foreach_by_default, mul_
 from .kahan import LOW_PRECISION, kahan_commit_
 from .low_precision import gpu_capability, inductor_refuses, stochastic_round_
-from .storage import (BLOCK_SIZE, Stored, compact, decode, encode_, flat_views, flattenable, in_slices, local,
+from .storage import (BLOCK_SIZE, Stored, compact, decode, encode_, fewest_bits, flat_views, flattenable, in_slices, local,
                                read_stored, stored_compactly)
 
 # %% ../nbs/05_dispatch.ipynb #48cb48c9
@@ -46,7 +46,7 @@ def update_core(update: Callable, # the optimizer's update rule
     update(param, grad, *working, target=step, lr=group["lr"], **scalars)
     if cautious: add_(target, cautious_(step, grad_copy))
     if comp is not None: kahan_commit_(param, comp, scratch=grad)
-    for stored, updated in zip(buffers, working): encode_(stored, updated, param)
+    for stored in buffers: encode_(stored, working.pop(0), param)  # each working copy freed once kept: the next encoding reuses its memory
     if comp is not None: encode_(kahan_comp, comp, param)
 
 # %% ../nbs/05_dispatch.ipynb #70f0fc84
@@ -164,10 +164,12 @@ def _group_and_position(self: Dispatch, param: Tensor) -> tuple[dict, int]:
 def slice_numel(device: torch.device, # where the tensors are
                 compiled: bool = False, # for the compiled path, whose calls each cost more than a slice's work on a CPU
                 total: int = 0, # how many elements the param group has
+                bits: int = 8, # bits per code of the states: 4-bit slices are half as long, as their state is half as large
                ) -> int: # elements per slice or foreach chunk, whole blocks
-    "How many elements of 8-bit states an update decodes, updates and encodes at a time on `device`: a slice, or a foreach chunk"
+    "How many elements of 8- or 4-bit states an update decodes, updates and encodes at a time on `device`: a slice, or a foreach chunk"
     if device.type != "cpu" or compiled: return 2**22
-    return min(max(total // 256 // BLOCK_SIZE * BLOCK_SIZE, 2**14), 2**22)  # temporaries of ~18 bytes an element: ≤ 0.07 per parameter
+    share = 2048 // bits  # temporaries of ~14 bytes an element: ≤ 0.055 per parameter at 8 bits, ≤ 0.027 at 4
+    return min(max(total // share // BLOCK_SIZE * BLOCK_SIZE, 2**14 * bits // 8), 2**22)
 
 # %% ../nbs/05_dispatch.ipynb #49a7200a
 def chunks_of(members: list[tuple[Tensor, dict]], # a bucket's (parameter, state) pairs
@@ -194,7 +196,8 @@ def _step_group(self: Dispatch, group: dict) -> None:
     for p, state in zip(params, states): buckets[p.device, p.dtype, state["step"], tuple(state)].append((p, state))
     for (device, _, step, names), members in buckets.items():
         in_8_bits = stored_compactly(members[0][1])
-        size = slice_numel(device, group["compiled"], sum(p.numel() for p in group["params"]))
+        bits = fewest_bits([read_stored(members[0][1], name) for name in names])
+        size = slice_numel(device, group["compiled"], sum(p.numel() for p in group["params"]), bits)
         for chunk in (chunks_of(members, size) if in_8_bits else [members]):  # bounds the decoded copies
             if in_8_bits and len(chunk) == 1:  # a tensor as large as a slice: updated by itself, in slices
                 (p, state), = chunk; self._apply(group, p, p.grad, state, step, scalars[step]); continue
@@ -233,7 +236,7 @@ def _apply(self: Dispatch, group: dict, param: Tensors, grad: Tensors, state: di
     rule, tensors = (self.update, self.weight_decay_, accumulate, group, scalars), (param, grad, buffers, kahan_comp, rounding_buffer)
     flat = self.elementwise_update and flattenable(tensors)
     if group["compiled"] and not self._compile_failed: self._run_compiled(*rule, *(flat_views(tensors) if flat else tensors))
-    elif flat and not group["cautious"] and isinstance(param, Tensor) and param.numel() > (size := slice_numel(param.device, total=sum(p.numel() for p in group["params"]))):
+    elif flat and not group["cautious"] and isinstance(param, Tensor) and param.numel() > (size := slice_numel(param.device, total=sum(p.numel() for p in group["params"]), bits=fewest_bits(buffers))):
         for piece in in_slices(*tensors, size=size): update_core(*rule, *piece)
     else: update_core(*rule, *tensors)
     if accumulate: return

@@ -4,8 +4,9 @@
 
 # %% auto #0
 __all__ = ['MIN_QUANTIZED_NUMEL', 'SIGNED_STATES', 'NONNEGATIVE_STATES', 'Stored', 'compact', 'read_stored', 'stored_compactly',
-           'decode', 'encode_', 'slice_stored', 'in_slices', 'flat_views', 'flattenable', 'local', 'quantized_bits',
-           'state_dtype', 'new_state_buffer', 'sharded_state_buffer', 'new_kahan_comp', 'convert_storage']
+           'fewest_bits', 'decode', 'encode_', 'slice_stored', 'in_slices', 'flat_views', 'flattenable', 'local',
+           'quantized_bits', 'state_dtype', 'new_state_buffer', 'sharded_state_buffer', 'new_kahan_comp',
+           'convert_storage']
 
 # %% ../nbs/04_quantized_storage.ipynb #26c3a832
 from typing import NamedTuple
@@ -46,6 +47,11 @@ def stored_compactly(state: dict, # a parameter's state
                     ) -> bool: # True if any entry is kept in codes
     "Whether any entry of `state` is kept in codes (8- or 4-bit blocks, an int8 residual)"
     return any(compact(read_stored(state, name)) for name in state if name != "step" and not name.endswith("_scale"))
+
+def fewest_bits(stored: list[Stored | None], # stored values of one tensor
+               ) -> int: # 4 or 8
+    "The width of the narrowest block codes among `stored`: 4 where a buffer is kept in 4-bit blocks, else 8"
+    return min((code_bits(s.data, s.scales) for s in stored if s is not None and s.scales is not None), default=8)
 
 def decode(stored: Stored, # a stored value
            param: Tensors, # its weights: the working copy's shape and dtype

@@ -4,8 +4,8 @@
 
 # %% auto #0
 __all__ = ['MIN_QUANTIZED_NUMEL', 'SIGNED_STATES', 'NONNEGATIVE_STATES', 'Stored', 'compact', 'read_stored', 'stored_compactly',
-           'fewest_bits', 'decode', 'encode_', 'slice_stored', 'in_slices', 'flat_views', 'flattenable', 'local',
-           'quantized_bits', 'state_dtype', 'new_state_buffer', 'sharded_state_buffer', 'new_kahan_comp',
+           'fewest_bits', 'decode', 'encode_', 'slice_stored', 'in_slices', 'flat_views', 'flattenable', 'slice_numel',
+           'local', 'quantized_bits', 'state_dtype', 'new_state_buffer', 'sharded_state_buffer', 'new_kahan_comp',
            'convert_storage']
 
 # %% ../nbs/04_quantized_storage.ipynb #26c3a832
@@ -118,6 +118,17 @@ def flattenable(tensors: tuple, # an update's (param, grad, buffers, kahan_comp,
     contiguous = lambda: all(t.is_contiguous() for x in plain if x is not None for t in (x if isinstance(x, list) else [x]))
     one_run = lambda: all(codes.dim() == 1 for s in stored if s.scales is not None for codes in (s.data if isinstance(s.data, list) else [s.data]))
     return any(compact(s) for s in stored) and contiguous() and one_run()  # a flat view needs contiguous memory, and blocks in one run
+
+# %% ../nbs/04_quantized_storage.ipynb #e2fb02b3
+def slice_numel(device: torch.device, # where the tensors are
+                compiled: bool = False, # for the compiled path, whose calls each cost more than a slice's work on a CPU
+                total: int = 0, # how many elements the param group has
+                bits: int = 8, # bits per code of the states: 4-bit slices are half as long, as their state is half as large
+               ) -> int: # elements per slice or foreach chunk, whole blocks
+    "How many elements of 8- or 4-bit states an update decodes, updates and encodes at a time on `device`: a slice, or a foreach chunk"
+    if device.type != "cpu" or compiled: return 2**22
+    share = 2048 // bits  # temporaries of ~14 bytes an element: ≤ 0.055 per parameter at 8 bits, ≤ 0.027 at 4
+    return min(max(total // share // BLOCK_SIZE * BLOCK_SIZE, 2**14 * bits // 8), 2**22)
 
 # %% ../nbs/04_quantized_storage.ipynb #45aa06d0
 def local(x, # a tensor, an FSDP2 DTensor, a list of them, a `Stored` value, or None

@@ -210,7 +210,7 @@ DEVICE_CHECKS_KNOWN = {
     ("kahan.py", "round_to"): "inside the compiled step: patch_for_cuda_kernels gives it a CUDA device's answer",
     ("foreach.py", "foreach_by_default"): "not reached: compiled=True always updates buckets of tensors",
     ("low_precision.py", "gpu_capability"): "outside the compiled step: it picks the eager step for bf16 on a GPU below 8.0 (the sm_75 column's *)",
-    ("dispatch.py", "slice_numel"): "outside the compiled step: it cuts a bucket with 8-bit states into chunks (2^14 elements on the "
+    ("storage.py", "slice_numel"): "outside the compiled step: it cuts a bucket with 8-bit states into chunks (2^14 elements on the "
                                    "CPU, 2^22 on a GPU); the model's tensors (5,194 elements) make one chunk either way",
 }
 DEVICE_CHECK = re.compile(r"\.device\.type|\bdevice\.type\b|\.is_cuda\b|\.is_cpu\b|get_device_capability|get_device_properties")

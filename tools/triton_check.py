@@ -2,9 +2,11 @@
 
     python3 tools/triton_check.py [--optimizers AdamW Lion ...] [--precisions fp32 bf16+kahan ...] [--targets 75 80 90] [--whole-blocks] [-v]
 
-For every optimizer that optimi_nb exports (the BaseOptimizer subclasses in `optimi_nb.__all__`, found automatically) in
+For every optimizer that optimi_nb exports (the BaseOptimizer subclasses in `optimi_nb.__all__`, found automatically, but
+SOAP, which refuses `compiled=True`) in
 every precision (fp32; bf16 and fp16 with Kahan summation; bf16 with stochastic rounding; and, once the optimizers take
-`state_precision` / `kahan_precision`, fp32 with int8 state, bf16 with an int8 Kahan compensation, and bf16 with both):
+`state_precision` / `kahan_precision`, fp32 with int8 state, bf16 with an int8 Kahan compensation, bf16 with both, and bf16
+with 4-bit states and the int8 compensation):
 
 1. Inductor writes the Triton kernels of the compiled step. It writes them for CPU tensors here
    (`torch._inductor.config.cpu_backend = "triton"`), patched to be the kernels a CUDA device gets
@@ -34,7 +36,7 @@ runs may step in opposite directions; such elements are counted and left out, an
 in bf16, eagerly in both runs (not Triton): in its fp32 row the iteration's inputs must be within one bf16 rounding of
 each other, and each weight of a Muon matrix may differ by lr·ratio times the difference of the two runs' outputs.
 
-Each row also counts the fp32 buffers, as large as a state stored in 8-bit blocks, that the compiled graphs allocate
+Each row also counts the fp32 buffers, as large as a state stored in 8- or 4-bit blocks, that the compiled graphs allocate
 between their kernels (parsed from Inductor's wrapper code): the check that decode -> update -> encode fused, with no fp32
 copy of a state written to memory. It is reported, not held to a bound.
 
@@ -288,11 +290,13 @@ class CompileWorker:
 
 # --- the cases ----------------------------------------------------------------------------------------------------------
 
+NOT_COMPILED = {"SOAP"}  # optimizers that refuse compiled=True with a ValueError (SOAP: matrix products, eigh and QR)
+
 def optimizer_classes() -> dict[str, type]:
-    "Every optimizer optimi_nb exports, in its order"
+    "Every optimizer optimi_nb exports that takes compiled=True, in its order"
     return {name: getattr(optimi_nb, name) for name in optimi_nb.__all__
             if inspect.isclass(getattr(optimi_nb, name)) and issubclass(getattr(optimi_nb, name), BaseOptimizer)
-            and getattr(optimi_nb, name) is not BaseOptimizer}
+            and getattr(optimi_nb, name) is not BaseOptimizer and name not in NOT_COMPILED}
 
 def takes(cls, name: str) -> bool:
     return name in inspect.signature(cls.__init__).parameters
@@ -305,6 +309,7 @@ def precisions(cls) -> dict[str, dict]:
     if takes(cls, "kahan_precision"): cases["bf16+int8kahan"] = dict(dtype=torch.bfloat16, kahan_precision="int8")
     if takes(cls, "state_precision") and takes(cls, "kahan_precision"):  # the headline low-precision setting: 8-bit everything
         cases["bf16+int8"] = dict(dtype=torch.bfloat16, state_precision="int8", kahan_precision="int8")
+        cases["bf16+int4"] = dict(dtype=torch.bfloat16, state_precision="int4", kahan_precision="int8")  # 4-bit states, two codes a byte
     return cases
 
 INPUTS = 70  # the first layer's inputs; --whole-blocks makes it 64
@@ -320,7 +325,7 @@ def make_optimizer(cls, net: torch.nn.Module, compiled: bool, options: dict):
     "`cls` on `net` with weight decay and a larger lr than its default, so that every term of the update is exercised"
     kwargs = {k: v for k, v in options.items() if k != "dtype"} | dict(compiled=compiled, foreach=True)
     if takes(cls, "weight_decay"): kwargs["weight_decay"] = 1e-2
-    if cls is getattr(optimi_nb, "Muon", None):
+    if issubclass(cls, getattr(optimi_nb, "Muon", ())):  # Muon and NorMuon
         return cls(optimi_nb.muon_param_groups(net), lr=2e-2, **kwargs)  # a Muon group and AdamW groups
     if cls.__name__.startswith("SGD") and takes(cls, "momentum") and "ScheduleFree" not in cls.__name__: kwargs["momentum"] = 0.9
     return cls(net.parameters(), lr=1e-2, **kwargs)
@@ -374,9 +379,11 @@ def stored_state(optimizer, param: torch.Tensor, name: str) -> tuple[torch.Tenso
     state = optimizer.state[param]
     if name not in state: return torch.zeros_like(param, dtype=torch.float32), float_spacing(torch.zeros_like(param), param.dtype)
     if f"{name}_scale" not in state: return state[name].float(), float_spacing(state[name], state[name].dtype)
-    from optimi_nb.codecs import decode_signed  # 8-bit codes: the gap to the neighbouring codes' values, the larger side
-    codes, scales = state[name].to(torch.int16), state[f"{name}_scale"]
-    decoded = lambda c: decode_signed(c.clamp(-127, 127).to(torch.int8), scales, param).float()
+    from optimi_nb.codecs import BLOCK_SIZE, BLOCK_SIZE_4BIT, code_bits, decode_signed, unpack_nibbles  # the gap to the neighbouring codes' values, the larger side
+    scales = state[f"{name}_scale"]
+    if code_bits(state[name], scales) == 8: codes, levels, block = state[name].to(torch.int16), 127, BLOCK_SIZE
+    else: codes, levels, block = unpack_nibbles(state[name]).to(torch.int16) - 8, 7, BLOCK_SIZE_4BIT  # 4-bit codes, two a byte
+    decoded = lambda c: decode_signed(c.clamp(-levels, levels).to(torch.int8), scales, param, levels, block).float()
     value = decoded(codes)
     return value, torch.maximum(decoded(codes + 1) - value, value - decoded(codes - 1))
 
@@ -514,7 +521,7 @@ def run_case(cls, options: dict) -> dict:
     first_launch = len(RECORD["launches"])
     eager_net, compiled_net = model(dtype), model(dtype)
     eager, compiled = make_optimizer(cls, eager_net, False, options), make_optimizer(cls, compiled_net, True, options)
-    lossy = dtype != torch.float32 or any(v == "int8" for v in options.values())
+    lossy = dtype != torch.float32 or any(v in ("int8", "int4") for v in options.values())
     if lossy:  # the reference of the low-precision runs: fp32 from the same (rounded) start, with the same gradients
         fp32_net = model(dtype).float()
         fp32 = make_optimizer(cls, fp32_net, False, {"dtype": torch.float32})
@@ -548,7 +555,7 @@ def run_case(cls, options: dict) -> dict:
     # "No fp32 copy of a state written to memory": the fp32 buffers, as large as a block-quantized state at least, that the
     # wrappers of the graphs run in a step allocate (None where no state is block-quantized)
     quantized = [p.numel() for p in compiled_net.parameters() if any(k.endswith("_scale") for k in compiled.state[p])]
-    if options.get("state_precision") == "int8" and not quantized: raise RuntimeError("no state was stored in 8 bits")
+    if options.get("state_precision") in ("int8", "int4") and not quantized: raise RuntimeError("no state was stored in blocks")
     large = lambda path: sum(1 for n in fp32_buffer_sizes(path) if n is None or n >= min(quantized))
     wrappers = list(dict.fromkeys(g for *_, graphs in per_step for g in graphs))
     per_step = [(n, c, sum(large(g) for g in graphs) if quantized else None) for n, c, graphs in per_step]
@@ -674,8 +681,8 @@ def main() -> int:
     print(f"\nkernels: Triton kernels launched per optimizer step; calls: compiled update calls per step (one per bucket of tensors "
           f"sharing a device, dtype and step; one per tensor under stochastic rounding). fp32 bufs: fp32 buffers per step that the "
           f"compiled graphs' wrappers allocate (empty_strided with torch.float32) with at least as many elements as the smallest "
-          f"tensor whose state is stored in 8-bit blocks: an fp32 copy of a state written to memory between kernels, where "
-          f"decode -> update -> encode did not fuse into one pass (reported, not a failure; -: no state in 8-bit blocks). sm_XX: launch configurations compiled "
+          f"tensor whose state is stored in 8- or 4-bit blocks: an fp32 copy of a state written to memory between kernels, where "
+          f"decode -> update -> encode did not fuse into one pass (reported, not a failure; -: no state in blocks). sm_XX: launch configurations compiled "
           f"to a cubin for that GPU / configurations Inductor gave the kernels. After {STEPS} steps: fp32 dev: the compiled "
           f"weights' and state's largest deviation from the eager step's, relative to each tensor's largest value (bound "
           f"{BOUNDS['fp32']:g}); w:eager, θ+k:eager: the low-precision compiled run's distance from an fp32 run over the eager "

@@ -17,7 +17,7 @@ from .caution import cautious_, step_apart
 from .foreach import Tensors, add_, as_real, foreach_by_default, mul_
 from .kahan import LOW_PRECISION, kahan_commit_
 from .low_precision import gpu_capability, inductor_refuses, stochastic_round_
-from .storage import (Stored, compact, decode, encode_, fewest_bits, flat_views, flattenable, in_slices, local,
+from .storage import (Stored, block_views, compact, decode, encode_, fewest_bits, flat_views, flattenable, in_slices, local,
                                read_stored, slice_numel, stored_compactly)
 
 # %% ../nbs/05_dispatch.ipynb #48cb48c9
@@ -225,7 +225,7 @@ def _apply(self: Dispatch, group: dict, param: Tensors, grad: Tensors, state: di
         rounding_buffer = torch.zeros_like(param, dtype=torch.float32)  # the update, gathered in fp32 (one tensor: see _step_group)
     rule, tensors = (self.update, self.weight_decay_, accumulate, group, scalars), (param, grad, buffers, kahan_comp, rounding_buffer)
     flat = self.elementwise_update and flattenable(tensors)
-    if group["compiled"] and not self._compile_failed: self._run_compiled(*rule, *(flat_views(tensors) if flat else tensors))
+    if group["compiled"] and not self._compile_failed: self._run_compiled(*rule, *((block_views(tensors) or flat_views(tensors)) if flat else tensors))
     elif flat and not group["cautious"] and isinstance(param, Tensor) and param.numel() > (size := slice_numel(param.device, total=sum(p.numel() for p in group["params"]), bits=fewest_bits(buffers))):
         for piece in in_slices(*tensors, size=size): update_core(*rule, *piece)
     else: update_core(*rule, *tensors)

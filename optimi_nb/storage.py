@@ -4,9 +4,9 @@
 
 # %% auto #0
 __all__ = ['MIN_QUANTIZED_NUMEL', 'SIGNED_STATES', 'NONNEGATIVE_STATES', 'Stored', 'compact', 'read_stored', 'stored_compactly',
-           'fewest_bits', 'decode', 'encode_', 'slice_stored', 'in_slices', 'flat_views', 'flattenable', 'slice_numel',
-           'local', 'quantized_bits', 'state_dtype', 'new_state_buffer', 'sharded_state_buffer', 'new_kahan_comp',
-           'convert_storage']
+           'fewest_bits', 'decode', 'encode_', 'slice_stored', 'in_slices', 'flat_views', 'block_views', 'flattenable',
+           'slice_numel', 'local', 'quantized_bits', 'state_dtype', 'new_state_buffer', 'sharded_state_buffer',
+           'new_kahan_comp', 'convert_storage']
 
 # %% ../nbs/04_quantized_storage.ipynb #26c3a832
 from typing import NamedTuple
@@ -108,6 +108,21 @@ def flat_views(tensors: tuple, # an update's (param, grad, buffers, kahan_comp, 
     flat = lambda x: ([t.view(-1) for t in x] if isinstance(x, list) else x.view(-1)) if x is not None else None
     flat_stored = lambda s: s if s is None or s.scales is not None else s._replace(data=flat(s.data))
     return flat(param), flat(grad), [flat_stored(b) for b in buffers], flat_stored(kahan_comp), flat(rounding_buffer)
+
+def block_views(tensors: tuple, # an update's (param, grad, buffers, kahan_comp, rounding_buffer), contiguous, block codes 1-D
+               ) -> tuple | None: # the same as rows of one block each (scales as a column), or None where they do not apply
+    "An update's tensors as 2-D views, a row per block, where all its tensors are whole blocks of one size: the compiler then runs one loop over the rows"
+    param, grad, buffers, kahan_comp, rounding_buffer = tensors
+    each = lambda x: x if isinstance(x, list) else [x]
+    blocked = [s for s in buffers if s is not None and s.scales is not None]
+    sizes = {BLOCK_SIZE if code_bits(codes, scales) == 8 else BLOCK_SIZE_4BIT for s in blocked for codes, scales in zip(each(s.data), each(s.scales))}
+    size = sizes.pop() if len(sizes) == 1 else None
+    if size is None or any(p.numel() % size for p in each(param)): return None
+    rows = lambda x: None if x is None else [t.view(-1, size) for t in x] if isinstance(x, list) else x.view(-1, size)
+    column = lambda x: [t.view(-1, 1) for t in x] if isinstance(x, list) else x.view(-1, 1)
+    codes = lambda c, s: [t.view(u.numel(), -1) for t, u in zip(c, s)] if isinstance(c, list) else c.view(s.numel(), -1)
+    view = lambda s: None if s is None else s._replace(data=rows(s.data)) if s.scales is None else Stored(codes(s.data, s.scales), column(s.scales))
+    return rows(param), rows(grad), [view(b) for b in buffers], view(kahan_comp), rows(rounding_buffer)
 
 def flattenable(tensors: tuple, # an update's (param, grad, buffers, kahan_comp, rounding_buffer)
                ) -> bool: # True where the update can run on flat views, in slices of whole blocks

@@ -95,6 +95,7 @@ from triton.runtime.driver import driver
 import optimi_nb
 from optimi_nb.base import BaseOptimizer
 import optimi_nb.kahan as kahan
+import optimi_nb.low_precision as low_precision
 
 # --- running Inductor's Triton code for CPU tensors in the interpreter -------------------------------------------------
 
@@ -175,6 +176,7 @@ def patch_for_cuda_kernels() -> None:
     GraphLowering.is_unspec_arg = lambda self, name: False
     # optimi_nb.kahan.round_to splits on the CPU and works on the bits elsewhere: the kernels here are a GPU's
     kahan.round_to = lambda x, dtype: kahan.round_by_bits(x, dtype)
+    low_precision.power_of_two = low_precision.power_of_two_by_bits  # ulp's 2^e: by rounding on the CPU, from the bits elsewhere
     run = triton_heuristics.CachingAutotuner.run
     def recording_run(self, *args, **kwargs):  # a kernel Inductor reuses from an earlier graph is recorded too
         RECORD["launches"].append(self)
@@ -210,6 +212,7 @@ def fp32_buffer_sizes(path: str) -> list[int | None]:
 # Every function of optimi_nb that asks which device a tensor is on, and why this check may run it on the CPU
 DEVICE_CHECKS_KNOWN = {
     ("kahan.py", "round_to"): "inside the compiled step: patch_for_cuda_kernels gives it a CUDA device's answer",
+    ("low_precision.py", "power_of_two"): "inside the compiled step (ulp, of the int8 residual): patch_for_cuda_kernels gives it a CUDA device's answer",
     ("foreach.py", "foreach_by_default"): "not reached: compiled=True always updates buckets of tensors",
     ("low_precision.py", "gpu_capability"): "outside the compiled step: it picks the eager step for bf16 on a GPU below 8.0 (the sm_75 column's *)",
     ("storage.py", "slice_numel"): "outside the compiled step: it cuts a bucket with 8-bit states into chunks (2^14 elements on the "

@@ -6,10 +6,10 @@
 __all__ = ['CATEGORIES', 'MEASURED', 'step_memory', 'cuda_peak_bytes_per_param', 'measured', 'record_measured']
 
 # %% ../nbs/30_memory.ipynb #e486c119
-import warnings
+import gc, warnings
 from typing import Callable
 import torch
-from torch import nn
+from torch import Tensor, nn
 from torch.distributed._tools.mem_tracker import MemTracker
 
 CATEGORIES = ("param", "grad", "opt", "act", "temp", "total")  # MemTracker's categories we report, and their sum
@@ -35,13 +35,19 @@ def step_memory(model: nn.Module, # the model being trained
 # %% ../nbs/30_memory.ipynb #6ddbd10e
 def cuda_peak_bytes_per_param(model: nn.Module, # a model on a CUDA device
                               step: Callable[[], object], # one training step
+                              optimizer: torch.optim.Optimizer | None = None, # its optimizer, whose state (once made) is counted
                              ) -> float:
-    "Peak CUDA memory allocated during one training step (after a warm-up step), per parameter"
+    "Peak CUDA memory allocated during one training step (after a warm-up step), per parameter, less what the process held besides the model and `optimizer`'s state"
+    gc.collect()  # anything dropped earlier but kept by a reference cycle
+    tensors = [*model.parameters(), *model.buffers(), *(p.grad for p in model.parameters() if p.grad is not None)]
+    if optimizer is not None: tensors += [v for s in optimizer.state.values() for v in s.values() if isinstance(v, Tensor)]
+    storages = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes() for t in tensors if t.is_cuda}
+    elsewhere = torch.cuda.memory_allocated() - sum(storages.values())  # earlier runs, data, other models
     step()
     torch.cuda.synchronize(); torch.cuda.reset_peak_memory_stats()
     step()
     torch.cuda.synchronize()
-    return torch.cuda.max_memory_allocated() / sum(p.numel() for p in model.parameters())
+    return (torch.cuda.max_memory_allocated() - elsewhere) / sum(p.numel() for p in model.parameters())
 
 # %% ../nbs/30_memory.ipynb #640e8464
 import json

@@ -1,0 +1,125 @@
+"""Chapter 35's speed table: one AdamW step with 8- and 4-bit states against bf16 + Kahan summation, on
+tools/benchmark.py's 12.6M bf16 parameters in 72 tensors, every variant in one process, interleaved (benchmark.py's method).
+
+    python3 tools/speed_8bit.py [--device cuda] [--rounds 20] [--record]
+
+On a CPU each step runs on one thread (chapter 35's setting). On CUDA it also counts the kernels that one compiled step
+launches, on the 72 tensors and on one 2048 × 2048 matrix (one compiled chunk), with torch.profiler, and the fp32 buffers
+of a state's size that Inductor's wrapper code allocates between them. `--record` stores the figures in
+nbs/measured.json: section `speed_8bit` on a CPU, `speed_8bit_cuda` on a GPU (with the GPU's name)."""
+import argparse, collections, logging, re, sys, warnings
+from pathlib import Path
+import torch
+
+sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parent.parent)]
+from benchmark import interleaved_medians, make_params
+from optimi_nb import AdamW
+
+INT8 = dict(state_precision="int8", kahan_precision="int8")
+INT4 = dict(state_precision="int4", kahan_precision="int8")
+BASELINE = "bf16 + Kahan, compiled"
+
+
+def torchao_adamw8bit(params, lr: float):
+    "torchao's AdamW8bit with our AdamW's defaults, or None where torchao is not installed"
+    for name in ("torchao", "torch.utils._pytree"): logging.getLogger(name).setLevel(logging.ERROR)
+    try: from torchao.optim import AdamW8bit
+    except ImportError: return None
+    return AdamW8bit(params, lr=lr, betas=(0.9, 0.99), eps=1e-6, weight_decay=1e-2)
+
+
+def bitsandbytes_adamw8bit(params, lr: float):
+    "bitsandbytes' AdamW8bit with our AdamW's defaults, or None where bitsandbytes is not installed"
+    logging.getLogger("bitsandbytes").setLevel(logging.ERROR)  # its import reports GPU kernels it cannot load on a CPU
+    try: from bitsandbytes.optim import AdamW8bit
+    except ImportError: return None
+    return AdamW8bit(params, lr=lr, betas=(0.9, 0.99), eps=1e-6, weight_decay=1e-2)
+
+
+def adamw_8bit_steppers(device: str) -> dict:
+    "Chapter 35's table rows: name -> an AdamW-like optimizer on its own copy of the 12.6M bf16 parameters (rows whose package is missing left out)"
+    params = lambda: make_params(torch.bfloat16, device)
+    kernel = "CPU kernel" if device == "cpu" else "CUDA kernel"
+    steppers = {BASELINE: AdamW(params(), lr=1e-3, compiled=True),
+                "int8 states + int8 residual, compiled": AdamW(params(), lr=1e-3, compiled=True, **INT8),
+                "int4 states + int8 residual, compiled": AdamW(params(), lr=1e-3, compiled=True, **INT4),
+                "bf16 + Kahan, foreach": AdamW(params(), lr=1e-3, foreach=True),
+                "int8 states + int8 residual, foreach": AdamW(params(), lr=1e-3, foreach=True, **INT8),
+                "int8 states + int8 residual, for-loop": AdamW(params(), lr=1e-3, foreach=False, **INT8),
+                "int4 states + int8 residual, foreach": AdamW(params(), lr=1e-3, foreach=True, **INT4),
+                "torchao AdamW8bit, bf16 weights without compensation": torchao_adamw8bit(params(), lr=1e-3),
+                f"bitsandbytes AdamW8bit ({kernel}), bf16 weights without compensation": bitsandbytes_adamw8bit(params(), lr=1e-3)}
+    return {name: opt for name, opt in steppers.items() if opt is not None}
+
+
+def measure(device: str = "cpu", rounds: int = 20) -> dict:
+    "Median ms of one step of each row and its ratio to the compiled bf16 + Kahan step (one thread on a CPU)"
+    warnings.filterwarnings("ignore")
+    threads = torch.get_num_threads()
+    if device == "cpu": torch.set_num_threads(1)  # waiting for a descheduled OpenMP thread would dominate on a shared machine
+    try:
+        steppers = adamw_8bit_steppers(device)
+        for opt in steppers.values():
+            for _ in range(3): opt.step()  # state, and compilation
+        seconds = interleaved_medians(steppers, device, rounds=rounds)
+    finally: torch.set_num_threads(threads)
+    return {name: {"ms": s * 1e3, "ratio": s / seconds[BASELINE]} for name, s in seconds.items()}
+
+
+def kernels_per_step(opt) -> collections.Counter:
+    "The CUDA kernels (by name) that one step of `opt` launches, counted by torch.profiler"
+    opt.step(); torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        opt.step(); torch.cuda.synchronize()
+    return collections.Counter(e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+
+
+FP32_BUFFER = re.compile(r"empty_strided_\w+\(\(([^()]*)\), \([^()]*\), torch\.float32\)")
+
+def fp32_buffers(opt, numel: int) -> int:
+    "fp32 buffers of at least `numel` // 2 elements that the wrapper code of `opt`'s first compiled step allocates"
+    from torch._inductor.utils import run_and_get_code
+    torch._dynamo.reset()
+    _, sources = run_and_get_code(opt.step)
+    sizes = [torch.Size(map(int, re.findall(r"\d+", m.group(1)))).numel() for src in sources for m in FP32_BUFFER.finditer(src)]
+    return sum(1 for size in sizes if size >= numel // 2)
+
+
+def kernel_facts() -> dict:
+    "Kernels per compiled step (72 tensors; one 2048 × 2048 chunk) and fp32 state-sized buffers, for each compiled storage"
+    facts = {}
+    for name, options in {"bf16 + Kahan": {}, "int8 states + int8 residual": INT8, "int4 states + int8 residual": INT4}.items():
+        row = {}
+        opt = AdamW(make_params(torch.bfloat16, "cuda"), lr=1e-3, compiled=True, **options)
+        opt.step(); row["kernels, 72 tensors"] = sum(kernels_per_step(opt).values())
+        matrix = torch.randn(2048, 2048, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        matrix.grad = torch.randn_like(matrix) * 1e-2
+        one = AdamW([matrix], lr=1e-3, compiled=True, **options)
+        row["fp32 state-sized buffers, one chunk"] = fp32_buffers(one, matrix.numel())
+        kernels = kernels_per_step(one)
+        row["kernels, one chunk"] = sum(kernels.values())
+        row["kernel names, one chunk"] = dict(kernels)
+        facts[name] = row
+    return facts
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--record", action="store_true", help="store the figures in nbs/measured.json")
+    args = parser.parse_args()
+    rows = measure(args.device, args.rounds)
+    width = max(map(len, rows))
+    for name, row in rows.items(): print(f"{name:{width}}  {row['ms']:8.2f} ms  {row['ratio']:6.2f}×")
+    result = rows
+    if args.device.startswith("cuda"):
+        facts = kernel_facts()
+        for name, row in facts.items(): print(name, row)
+        result = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "steps": rows, "kernels": facts}
+    if args.record:
+        from optimi_nb.memory import record_measured
+        record_measured("speed_8bit" if args.device == "cpu" else "speed_8bit_cuda", result, path=Path(__file__).parent.parent / "nbs" / "measured.json")
+
+
+if __name__ == "__main__": main()

@@ -5,8 +5,8 @@
 # %% auto #0
 __all__ = ['MIN_QUANTIZED_NUMEL', 'SIGNED_STATES', 'NONNEGATIVE_STATES', 'Stored', 'compact', 'read_stored', 'stored_compactly',
            'fewest_bits', 'decode', 'encode_', 'slice_stored', 'in_slices', 'flat_views', 'block_views', 'flattenable',
-           'slice_numel', 'local', 'quantized_bits', 'state_dtype', 'new_state_buffer', 'sharded_state_buffer',
-           'new_kahan_comp', 'convert_storage']
+           'slice_numel', 'local', 'sharded', 'quantized_bits', 'state_dtype', 'new_state_buffer',
+           'sharded_state_buffer', 'new_kahan_comp', 'convert_storage']
 
 # %% ../nbs/04_quantized_storage.ipynb #26c3a832
 from typing import NamedTuple
@@ -152,6 +152,10 @@ def local(x, # a tensor, an FSDP2 DTensor, a list of them, a `Stored` value, or 
     if isinstance(x, Stored): return Stored(local(x.data), local(x.scales), x.residual)
     if isinstance(x, list): return [local(t) for t in x]
     return x.to_local() if hasattr(x, "to_local") else x
+
+def sharded(x: Tensor | list[Tensor]) -> bool:
+    "Whether a tensor, or any of a list of them, is an FSDP2 DTensor: whether `local` has anything to do for an update's tensors"
+    return any(hasattr(t, "to_local") for t in (x if isinstance(x, list) else [x]))
 
 # %% ../nbs/04_quantized_storage.ipynb #eb8449bc
 def quantized_bits(name: str, # a state buffer's name

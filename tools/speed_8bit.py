@@ -1,18 +1,21 @@
 """Chapter 35's speed table: one AdamW step with 8- and 4-bit states against bf16 + Kahan summation, on
 tools/benchmark.py's 12.6M bf16 parameters in 72 tensors, every variant in one process, interleaved (benchmark.py's method).
 
-    python3 tools/speed_8bit.py [--device cuda] [--rounds 20] [--record]
+    python3 tools/speed_8bit.py [--device cuda] [--rounds 20] [--record] [--profile [--shapes tiny]]
 
 On a CPU each step runs on one thread (chapter 35's setting). On CUDA it also counts the kernels that one compiled step
 launches, on the 72 tensors and on one 2048 × 2048 matrix (one compiled chunk), with torch.profiler, and the fp32 buffers
 of a state's size that Inductor's wrapper code allocates between them. `--record` stores the figures in
-nbs/measured.json: section `speed_8bit` on a CPU, `speed_8bit_cuda` on a GPU (with the GPU's name)."""
-import argparse, collections, logging, re, sys, warnings
+nbs/measured.json: section `speed_8bit` on a CPU, `speed_8bit_cuda` on a GPU (with the GPU's name). `--profile` prints, for
+each compiled row, the host's time per step (without waiting for the GPU) and the Python functions that take it (cProfile),
+on benchmark.py's parameters or (`--shapes tiny`) 72 small tensors, whose step is nearly all host work."""
+import argparse, cProfile, collections, io, logging, pstats, re, statistics, sys, time, warnings
 from pathlib import Path
 import torch
 
 sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parent.parent)]
-from benchmark import interleaved_medians, make_params
+import benchmark
+from benchmark import SHAPE_SETS, interleaved_medians, make_params
 from optimi_nb import AdamW
 
 INT8 = dict(state_precision="int8", kahan_precision="int8")
@@ -103,12 +106,33 @@ def kernel_facts() -> dict:
     return facts
 
 
+def host_profile(opt, steps: int = 50) -> str:
+    "The host's median time per step of `opt` (not waiting for a GPU), and cProfile's top functions by own time over `steps` steps"
+    times = []
+    for _ in range(steps):
+        start = time.perf_counter(); opt.step(); times.append(time.perf_counter() - start)
+    profiler = cProfile.Profile()
+    profiler.runcall(lambda: [opt.step() for _ in range(steps)])
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(12)
+    return f"host time per step: {statistics.median(times) * 1e3:.3f} ms (median of {steps})\n" + out.getvalue()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--record", action="store_true", help="store the figures in nbs/measured.json")
+    parser.add_argument("--profile", action="store_true", help="where the host's time goes in each compiled step")
+    parser.add_argument("--shapes", default="small", choices=SHAPE_SETS, help="the parameter tensors (benchmark.py's sets)")
     args = parser.parse_args()
+    benchmark.SHAPES = SHAPE_SETS[args.shapes]  # what make_params makes
+    if args.profile:
+        for name, options in {"bf16 + Kahan": {}, "int8 states + int8 residual": INT8}.items():
+            opt = AdamW(make_params(torch.bfloat16, args.device), lr=1e-3, compiled=True, **options)
+            for _ in range(3): opt.step()
+            print(f"== {name}, compiled, on {args.device}\n{host_profile(opt)}")
+        return
     rows = measure(args.device, args.rounds)
     width = max(map(len, rows))
     for name, row in rows.items(): print(f"{name:{width}}  {row['ms']:8.2f} ms  {row['ratio']:6.2f}×")

@@ -50,10 +50,8 @@ def update_core(update: Callable, # the optimizer's update rule
     if comp is not None: encode_(kahan_comp, comp, param)
 
 # %% ../nbs/05_dispatch.ipynb #70f0fc84
-def update_core_on_copy(update, weight_decay_, accumulate, group, scalars, param, grad, *tensors, in_blocks: bool = False) -> None:
-    "`update_core` with a copy of the gradient as its scratch space (in compiled code the copy stays in registers); with `in_blocks`, where the tensors allow it, on views of them as rows of a block, or flat"
-    if in_blocks and flattenable((param, grad, *tensors)):  # traced: the checks and views cost nothing when the step runs
-        param, grad, *tensors = block_views((param, grad, *tensors)) or flat_views((param, grad, *tensors))
+def update_core_on_copy(update, weight_decay_, accumulate, group, scalars, param, grad, *tensors) -> None:
+    "`update_core` with a copy of the gradient as its scratch space: in compiled code the copy stays in registers"
     grad = [g.clone() for g in grad] if isinstance(grad, list) else grad.clone()
     update_core(update, weight_decay_, accumulate, group, scalars, param, grad, *tensors)
 
@@ -226,8 +224,9 @@ def _apply(self: Dispatch, group: dict, param: Tensors, grad: Tensors, state: di
     if group["stochastic_rounding"] and not accumulate and param.dtype in LOW_PRECISION:
         rounding_buffer = torch.zeros_like(param, dtype=torch.float32)  # the update, gathered in fp32 (one tensor: see _step_group)
     rule, tensors = (self.update, self.weight_decay_, accumulate, group, scalars), (param, grad, buffers, kahan_comp, rounding_buffer)
-    if group["compiled"] and not self._compile_failed: self._run_compiled(*rule, *tensors, in_blocks=self.elementwise_update)
-    elif self.elementwise_update and flattenable(tensors) and not group["cautious"] and isinstance(param, Tensor) and param.numel() > (size := slice_numel(param.device, total=sum(p.numel() for p in group["params"]), bits=fewest_bits(buffers))):
+    flat = self.elementwise_update and flattenable(tensors)  # views made here, not in the compiled code, where writes through them cost Inductor extra loops
+    if group["compiled"] and not self._compile_failed: self._run_compiled(*rule, *((block_views(tensors) or flat_views(tensors)) if flat else tensors))
+    elif flat and not group["cautious"] and isinstance(param, Tensor) and param.numel() > (size := slice_numel(param.device, total=sum(p.numel() for p in group["params"]), bits=fewest_bits(buffers))):
         for piece in in_slices(*tensors, size=size): update_core(*rule, *piece)
     else: update_core(*rule, *tensors)
     if accumulate: return
@@ -268,9 +267,7 @@ def more_recompiles():
     return torch._dynamo.config.patch(**{limit: max(64, getattr(torch._dynamo.config, limit))})  # made once: making one costs a class
 
 @patch
-def _run_compiled(self: Dispatch, update, weight_decay_, accumulate, group, scalars, param, *tensors,
-                  in_blocks: bool = False, # view the tensors as rows of a block (or flat) inside the compiled code, where they allow it
-                 ) -> None:
+def _run_compiled(self: Dispatch, update, weight_decay_, accumulate, group, scalars, param, *tensors) -> None:
     "`update_core` through torch.compile, with lr and the step's scalars as 0-dim tensors; eager, with one warning, if compiling fails"
     first = param[0] if isinstance(param, list) else param
     device, capability = first.device, gpu_capability(first.device)
@@ -286,7 +283,7 @@ def _run_compiled(self: Dispatch, update, weight_decay_, accumulate, group, scal
     tensor_group = group | {"lr": as_tensor("lr", group["lr"])}
     tensor_scalars = {key: as_tensor(key, value) for key, value in scalars.items()}
     try:
-        with more_recompiles(): compiled_update_core()(update, weight_decay_, accumulate, tensor_group, tensor_scalars, param, *tensors, in_blocks=in_blocks)
+        with more_recompiles(): compiled_update_core()(update, weight_decay_, accumulate, tensor_group, tensor_scalars, param, *tensors)
     except Exception as error:  # no C++ compiler, an unsupported platform...; the eager update is the same math
         warnings.warn(f"compiled=True: torch.compile failed ({type(error).__name__}: {str(error).splitlines()[0][:200]}); "
                       "using the eager update", UserWarning, stacklevel=4)

@@ -278,8 +278,9 @@ def _run_compiled(self: Dispatch, update, weight_decay_, accumulate, group, scal
         return update_core(update, weight_decay_, accumulate, group, scalars, param, *tensors)
     def as_tensor(key, value):
         if isinstance(value, bool) or not isinstance(value, (int, float)): return value  # flags and None stay Python values
-        if (device, key) not in self._scalar_tensors: self._scalar_tensors[device, key] = torch.zeros((), device=device)
-        return self._scalar_tensors[device, key].fill_(value)
+        tensor, held = self._scalar_tensors.get((device, key)) or (torch.zeros((), device=device), None)
+        if held != value: self._scalar_tensors[device, key] = (tensor.fill_(value), value)  # on a GPU a fill is a kernel launch: one per new value
+        return tensor
     tensor_group = group | {"lr": as_tensor("lr", group["lr"])}
     tensor_scalars = {key: as_tensor(key, value) for key, value in scalars.items()}
     try:

@@ -126,6 +126,7 @@ def main():
     parser.add_argument("--profile", action="store_true", help="where the host's time goes in each compiled step")
     parser.add_argument("--shapes", default="small", choices=SHAPE_SETS, help="the parameter tensors (benchmark.py's sets)")
     args = parser.parse_args()
+    if args.record and args.shapes != "small": parser.error(f"--record stores the figures of the 12.6M parameters, not of --shapes {args.shapes}")
     benchmark.SHAPES = SHAPE_SETS[args.shapes]  # what make_params makes
     if args.profile:
         for name, options in {"bf16 + Kahan": {}, "int8 states + int8 residual": INT8}.items():

@@ -12,8 +12,9 @@ from torch import Tensor
 from .storage import convert_storage
 
 def fresh_transients() -> dict: # attribute names and their fresh values
-    "Attributes tied to one optimizer object, made anew for it and for each copy: release hooks, generators, cached scalars, warnings given"
-    return {"_release": None, "_rounding_generators": {}, "_scalar_tensors": {}, "_warned": set(), "_constructing": False}
+    "Attributes tied to one optimizer object, made anew for it and for each copy: release hooks, generators, cached scalars and views, warnings given"
+    return {"_release": None, "_rounding_generators": {}, "_scalar_tensors": {}, "_views": {}, "_views_now": None, "_warned": set(),
+            "_constructing": False}
 
 class Checkpoints:
     "What `BaseOptimizer` inherits to save and load itself: state dicts (ours and torch.optim's), copies and pickles"
@@ -33,6 +34,7 @@ def load_state_dict(self: Checkpoints,
     groups, from_torch = self._own_groups(state_dict)
     state_dict = {**state_dict, "state": self._own_state(state_dict, groups, from_torch), "param_groups": groups}
     super(Checkpoints, self).load_state_dict(state_dict)
+    self._views = {}  # views of the replaced states: let them go now, not after the next step
     self.rounding_seed = state_dict.get("rounding_seed", self.rounding_seed)  # absent from torch.optim's state dicts
     params = [p for g in self.param_groups for p in g["params"]]
     saved_ids = [i for g in state_dict["param_groups"] for i in g["params"]]

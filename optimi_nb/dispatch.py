@@ -109,7 +109,10 @@ def step(self: Dispatch,
         if self.gradient_release and not self._release_prepared:
             self._warn_once("unprepared", f"{type(self).__name__} was built with gradient_release=True, but "
                             "prepare_for_gradient_release was never called: this is ordinary training, with every gradient kept")
-        for group in self.param_groups: self._step_group(group)
+        self._views_now = {}  # views made in this step, for the next to reuse (`_reused_views`)
+        try:
+            for group in self.param_groups: self._step_group(group)
+        finally: self._views, self._views_now = self._views_now, None
     return loss
 
 @patch
@@ -225,7 +228,7 @@ def _apply(self: Dispatch, group: dict, param: Tensors, grad: Tensors, state: di
         rounding_buffer = torch.zeros_like(param, dtype=torch.float32)  # the update, gathered in fp32 (one tensor: see _step_group)
     rule, tensors = (self.update, self.weight_decay_, accumulate, group, scalars), (param, grad, buffers, kahan_comp, rounding_buffer)
     flat = self.elementwise_update and flattenable(tensors)  # views made here, not in the compiled code, where writes through them cost Inductor extra loops
-    if group["compiled"] and not self._compile_failed: self._run_compiled(*rule, *((block_views(tensors) or flat_views(tensors)) if flat else tensors))
+    if group["compiled"] and not self._compile_failed: self._run_compiled(*rule, *(self._reused_views(tensors) if flat else tensors))
     elif flat and not group["cautious"] and isinstance(param, Tensor) and param.numel() > (size := slice_numel(param.device, total=sum(p.numel() for p in group["params"]), bits=fewest_bits(buffers))):
         for piece in in_slices(*tensors, size=size): update_core(*rule, *piece)
     else: update_core(*rule, *tensors)
@@ -242,6 +245,22 @@ def working_state(self: Dispatch,
                  ):
     "A context with `param` and its state entries `names` as working tensors (an FSDP2 shard's where kept in 8 bits), kept again on exit"
     return decoded(self.state[param], names, param)
+
+# %% ../nbs/05_dispatch.ipynb #7247342c
+@patch
+def _reused_views(self: Dispatch, tensors: tuple) -> tuple:
+    "`block_views` (or `flat_views`) of an update's tensors; within `step()`, those of the weights and stored states are made once and reused"
+    param, grad, buffers, kahan_comp, rounding_buffer = tensors
+    if self._views_now is None or rounding_buffer is not None: return block_views(tensors) or flat_views(tensors)
+    each = lambda x: x if isinstance(x, list) else [x]
+    kept = [*each(param), *(t for s in (*buffers, kahan_comp) if s is not None for part in s[:2] if part is not None for t in each(part))]
+    key = (*map(id, kept), *(p.data_ptr() for p in each(param)))
+    persistent = (param, None, buffers, kahan_comp, None)
+    entry = self._views.get(key) or (kept, block_views(persistent) or flat_views(persistent))  # `kept` holds the identities
+    self._views_now[key] = entry
+    param_views, _, buffer_views, comp_view, _ = entry[1]
+    grad_views = [g.view(v.shape) for g, v in zip(grad, param_views)] if isinstance(grad, list) else grad.view(param_views.shape)
+    return param_views, grad_views, buffer_views, comp_view, None
 
 # %% ../nbs/05_dispatch.ipynb #b1411c48
 @patch

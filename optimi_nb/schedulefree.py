@@ -182,8 +182,9 @@ def _move_parameters(self: ScheduleFree, sign: float) -> None:
             shift = sign * (1 - beta) / beta
             if "kahan_comp" not in state: param.add_(state["z_minus_y"], alpha=shift); continue
             with self.working_state(param, ("kahan_comp", "z_minus_y")) as (weights, working):  # the local shard, and decoded tensors
-                add_(working["kahan_comp"], working["z_minus_y"], alpha=shift)
-                kahan_commit_(weights, working["kahan_comp"], scratch=torch.empty_like(weights))
+                total = working["z_minus_y"].float().mul(shift).add_(working["kahan_comp"].float()).add_(weights.float())  # θ + k + move
+                weights.copy_(total)  # rounded to the nearest bf16/fp16 number
+                working["kahan_comp"].copy_(total.sub_(weights.float()))  # what the rounding left out
 
 # %% ../nbs/19_schedulefree.ipynb #d33a1a20
 @patch

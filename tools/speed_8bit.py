@@ -1,14 +1,16 @@
 """Chapter 35's speed table: one AdamW step with 8- and 4-bit states against bf16 + Kahan summation, on
 tools/benchmark.py's 12.6M bf16 parameters in 72 tensors, every variant in one process, interleaved (benchmark.py's method).
 
-    python3 tools/speed_8bit.py [--device cuda] [--rounds 20] [--record] [--profile [--shapes tiny]]
+    python3 tools/speed_8bit.py [--device cuda] [--rounds 20] [--record] [--profile [--shapes tiny]] [--views]
 
 On a CPU each step runs on one thread (chapter 35's setting). On CUDA it also counts the kernels that one compiled step
 launches, on the 72 tensors and on one 2048 × 2048 matrix (one compiled chunk), with torch.profiler, and the fp32 buffers
 of a state's size that Inductor's wrapper code allocates between them. `--record` stores the figures in
 nbs/measured.json: section `speed_8bit` on a CPU, `speed_8bit_cuda` on a GPU (with the GPU's name). `--profile` prints, for
 each compiled row, the host's time per step (without waiting for the GPU) and the Python functions that take it (cProfile),
-on benchmark.py's parameters or (`--shapes tiny`) 72 small tensors, whose step is nearly all host work."""
+on benchmark.py's parameters or (`--shapes tiny`) 72 small tensors, whose step is nearly all host work. `--views` times the
+compiled 8-bit step with the views of its weights and states reused between steps (as it runs) against made anew in each
+call (as before), beside the compiled bf16 + Kahan step: host time per step, kernels per step, and interleaved step times."""
 import argparse, cProfile, collections, io, logging, pstats, re, statistics, sys, time, warnings
 from pathlib import Path
 import torch
@@ -74,7 +76,8 @@ def kernels_per_step(opt) -> collections.Counter:
     opt.step(); torch.cuda.synchronize()
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         opt.step(); torch.cuda.synchronize()
-    return collections.Counter(e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+    name = lambda kernel: "fill of a 0-dim tensor (ATen)" if "FillFunctor" in kernel else kernel  # lr and the step's scalars
+    return collections.Counter(name(e.name) for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
 
 
 FP32_BUFFER = re.compile(r"empty_strided_\w+\(\(([^()]*)\), \([^()]*\), torch\.float32\)")
@@ -118,6 +121,24 @@ def host_profile(opt, steps: int = 50) -> str:
     return f"host time per step: {statistics.median(times) * 1e3:.3f} ms (median of {steps})\n" + out.getvalue()
 
 
+def compare_views(device: str, rounds: int) -> None:
+    "The compiled 8-bit step with its views reused (`_reused_views`) and made in each call, beside compiled bf16 + Kahan"
+    from optimi_nb.storage import block_views, flat_views
+    warnings.filterwarnings("ignore")
+    params = lambda: make_params(torch.bfloat16, device)
+    made_each_call = AdamW(params(), lr=1e-3, compiled=True, **INT8)
+    made_each_call._reused_views = lambda tensors: block_views(tensors) or flat_views(tensors)
+    steppers = {BASELINE: AdamW(params(), lr=1e-3, compiled=True), "int8, compiled, views made in each call": made_each_call,
+                "int8, compiled, views reused": AdamW(params(), lr=1e-3, compiled=True, **INT8)}
+    for opt in steppers.values():
+        for _ in range(3): opt.step()
+    for name, opt in steppers.items():
+        kernels = sum(kernels_per_step(opt).values()) if device.startswith("cuda") else "-"
+        print(f"{name:40}  kernels per step {kernels}  {host_profile(opt, rounds).splitlines()[0]}")
+    seconds = interleaved_medians(steppers, device, rounds=rounds)
+    for name, s in seconds.items(): print(f"{name:40}  {s * 1e3:8.3f} ms  {s / seconds[BASELINE]:5.2f}×")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
@@ -125,9 +146,11 @@ def main():
     parser.add_argument("--record", action="store_true", help="store the figures in nbs/measured.json")
     parser.add_argument("--profile", action="store_true", help="where the host's time goes in each compiled step")
     parser.add_argument("--shapes", default="small", choices=SHAPE_SETS, help="the parameter tensors (benchmark.py's sets)")
+    parser.add_argument("--views", action="store_true", help="the compiled 8-bit step with its views reused and made in each call")
     args = parser.parse_args()
     if args.record and args.shapes != "small": parser.error(f"--record stores the figures of the 12.6M parameters, not of --shapes {args.shapes}")
     benchmark.SHAPES = SHAPE_SETS[args.shapes]  # what make_params makes
+    if args.views: return compare_views(args.device, args.rounds)
     if args.profile:
         for name, options in {"bf16 + Kahan": {}, "int8 states + int8 residual": INT8}.items():
             opt = AdamW(make_params(torch.bfloat16, args.device), lr=1e-3, compiled=True, **options)

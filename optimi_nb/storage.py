@@ -6,10 +6,11 @@
 __all__ = ['MIN_QUANTIZED_NUMEL', 'SIGNED_STATES', 'NONNEGATIVE_STATES', 'Stored', 'compact', 'read_stored', 'stored_compactly',
            'fewest_bits', 'decode', 'encode_', 'slice_stored', 'in_slices', 'flat_views', 'block_views', 'flattenable',
            'slice_numel', 'local', 'sharded', 'quantized_bits', 'state_dtype', 'new_state_buffer',
-           'sharded_state_buffer', 'new_kahan_comp', 'convert_storage']
+           'sharded_state_buffer', 'new_kahan_comp', 'convert_storage', 'decoded']
 
 # %% ../nbs/04_quantized_storage.ipynb #26c3a832
-from typing import NamedTuple
+from contextlib import contextmanager
+from typing import Iterator, NamedTuple
 import torch
 from torch import Tensor
 from torch.distributed.tensor import DTensor
@@ -236,3 +237,17 @@ def convert_storage(saved: dict, # a parameter's saved state
             converted[name] = torch.view_as_complex(values) if param.is_complex() else values
             del converted[f"{name}_scale"]
     return converted
+
+# %% ../nbs/04_quantized_storage.ipynb #8ca4dc1d
+@contextmanager
+def decoded(state: dict, # a parameter's state
+            names: tuple[str, ...], # the entries to work on, such as ("kahan_comp",); absent ones are skipped
+            param: Tensors, # the weights
+           ) -> Iterator[tuple[Tensors, dict]]: # the weights and the working entries, by name
+    "The weights and the named entries of `state` as working tensors (local shards where something is kept in 8 bits), kept again on exit"
+    stored = {name: read_stored(state, name) for name in names if name in state}
+    weights = param
+    if any(compact(s) for s in stored.values()): weights, stored = local(param), {n: local(s) for n, s in stored.items()}
+    working = {name: decode(s, weights) for name, s in stored.items()}
+    yield weights, working
+    for name, s in stored.items(): encode_(s, working[name], weights)

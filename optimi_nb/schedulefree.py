@@ -15,7 +15,7 @@ from fastcore.meta import delegates
 from .adam import debias_beta
 from .base import BaseOptimizer, check_option, check_range
 from .foreach import Tensors, add_, addcmul_, div_, mul_
-from .kahan import kahan_commit_
+from .kahan import kahan_commit_compiled_
 
 # %% ../nbs/19_schedulefree.ipynb #ab691d52
 def schedulefree_step_(target: Tensors, # where y's change is added: `param`, its Kahan buffer, or the rounding buffer
@@ -182,9 +182,9 @@ def _move_parameters(self: ScheduleFree, sign: float) -> None:
             shift = sign * (1 - beta) / beta
             if "kahan_comp" not in state: param.add_(state["z_minus_y"], alpha=shift); continue
             with self.working_state(param, ("kahan_comp", "z_minus_y")) as (weights, working):  # the local shard, and decoded tensors
-                total = working["z_minus_y"].float().mul(shift).add_(working["kahan_comp"].float()).add_(weights.float())  # θ + k + move
-                weights.copy_(total)  # rounded to the nearest bf16/fp16 number
-                working["kahan_comp"].copy_(total.sub_(weights.float()))  # what the rounding left out
+                comp = working["z_minus_y"].float().mul(shift).add_(working["kahan_comp"].float())  # k + move, in fp32
+                kahan_commit_compiled_(weights, comp)  # θ + k + move rounded into θ; what the rounding left out, in comp
+                working["kahan_comp"].copy_(comp)
 
 # %% ../nbs/19_schedulefree.ipynb #d33a1a20
 @patch

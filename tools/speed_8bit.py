@@ -109,16 +109,22 @@ def kernel_facts() -> dict:
     return facts
 
 
-def host_profile(opt, steps: int = 50) -> str:
-    "The host's median time per step of `opt` (not waiting for a GPU), and cProfile's top functions by own time over `steps` steps"
+def host_ms(opt, steps: int = 50) -> float:
+    "The host's median time per step of `opt` in ms, not waiting for a GPU"
     times = []
     for _ in range(steps):
         start = time.perf_counter(); opt.step(); times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def host_profile(opt, steps: int = 50) -> str:
+    "The host's median time per step of `opt` (not waiting for a GPU), and cProfile's top functions by own time over `steps` steps"
+    ms = host_ms(opt, steps)
     profiler = cProfile.Profile()
     profiler.runcall(lambda: [opt.step() for _ in range(steps)])
     out = io.StringIO()
     pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(12)
-    return f"host time per step: {statistics.median(times) * 1e3:.3f} ms (median of {steps})\n" + out.getvalue()
+    return f"host time per step: {ms:.3f} ms (median of {steps})\n" + out.getvalue()
 
 
 def compare_views(device: str, rounds: int) -> None:
@@ -134,7 +140,7 @@ def compare_views(device: str, rounds: int) -> None:
         for _ in range(3): opt.step()
     for name, opt in steppers.items():
         kernels = sum(kernels_per_step(opt).values()) if device.startswith("cuda") else "-"
-        print(f"{name:40}  kernels per step {kernels}  {host_profile(opt, rounds).splitlines()[0]}")
+        print(f"{name:40}  kernels per step {kernels}  host time per step {host_ms(opt, rounds):.3f} ms")
     seconds = interleaved_medians(steppers, device, rounds=rounds)
     for name, s in seconds.items(): print(f"{name:40}  {s * 1e3:8.3f} ms  {s / seconds[BASELINE]:5.2f}×")
 

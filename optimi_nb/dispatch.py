@@ -55,11 +55,14 @@ def update_core_on_copy(update, weight_decay_, accumulate, group, scalars, param
     update_core(update, weight_decay_, accumulate, group, scalars, param, grad, *tensors)
 
 @functools.cache
-def compiled_update_core() -> Callable:
-    "`update_core` through torch.compile, made once and shared, for static shapes; on CPU, one loop per tensor (see the Speed chapter)"
+def compiled_update_core(device_type: str = "cpu", # where the step runs: "cpu", or a GPU's type such as "cuda"
+                        ) -> Callable:
+    "`update_core` through torch.compile, made once per device type and shared, for static shapes: on CPU one loop per tensor, on a GPU combo kernels"
     # static: a graph per set of shapes (a bucket's, or an 8-bit chunk's), where shapes made dynamic after the first change
     # measured 6× slower for 8-bit states (12.6M parameters, one CPU thread: 357 ms against 60 per step)
-    return torch.compile(update_core_on_copy, dynamic=False, options={"cpp.max_horizontal_fusion_size": 1, "size_asserts": False})
+    if device_type == "cpu": options = {"cpp.max_horizontal_fusion_size": 1}  # see the Speed chapter
+    else: options = {"combo_kernels": True}  # a GPU launches the tensors' kernels in groups: 72 → 9 for SGD (8-bit states chapter)
+    return torch.compile(update_core_on_copy, dynamic=False, options=options | {"size_asserts": False})
 
 # %% ../nbs/05_dispatch.ipynb #c48b7e3c
 class Dispatch:
@@ -280,6 +283,7 @@ def _run_compiled(self: Dispatch, update, weight_decay_, accumulate, group, scal
                         "has no native bf16, and torch.compile does not compile bf16 code for it; the eager update runs "
                         "instead (the same math). Use fp16 weights, which get Kahan summation too, to compile on this GPU")
         return update_core(update, weight_decay_, accumulate, group, scalars, param, *tensors)
+    core = compiled_update_core(device.type)
     def as_tensor(key, value):
         if isinstance(value, bool) or not isinstance(value, (int, float)): return value  # flags and None stay Python values
         tensor, held = self._scalar_tensors.get((device, key)) or (torch.zeros((), device=device), None)
@@ -288,7 +292,7 @@ def _run_compiled(self: Dispatch, update, weight_decay_, accumulate, group, scal
     tensor_group = group | {"lr": as_tensor("lr", group["lr"])}
     tensor_scalars = {key: as_tensor(key, value) for key, value in scalars.items()}
     try:
-        with more_recompiles(): compiled_update_core()(update, weight_decay_, accumulate, tensor_group, tensor_scalars, param, *tensors)
+        with more_recompiles(): core(update, weight_decay_, accumulate, tensor_group, tensor_scalars, param, *tensors)
     except Exception as error:  # no C++ compiler, an unsupported platform...; the eager update is the same math
         warnings.warn(f"compiled=True: torch.compile failed ({type(error).__name__}: {str(error).splitlines()[0][:200]}); "
                       "using the eager update", UserWarning, stacklevel=4)

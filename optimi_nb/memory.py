@@ -38,12 +38,12 @@ def cuda_peak_bytes_per_param(model: nn.Module, # a model on a CUDA device
                               optimizer: torch.optim.Optimizer | None = None, # its optimizer, whose state (once made) is counted
                              ) -> float:
     "Peak CUDA memory allocated during one training step (after a warm-up step), per parameter, less what the process held besides the model and `optimizer`'s state"
+    step()  # the warm-up makes the optimizer state, and what CUDA libraries allocate once: cuBLAS's workspace, 32 MiB on an H200
     gc.collect()  # anything dropped earlier but kept by a reference cycle
     tensors = [*model.parameters(), *model.buffers(), *(p.grad for p in model.parameters() if p.grad is not None)]
     if optimizer is not None: tensors += [v for s in optimizer.state.values() for v in s.values() if isinstance(v, Tensor)]
     storages = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes() for t in tensors if t.is_cuda}
-    elsewhere = torch.cuda.memory_allocated() - sum(storages.values())  # earlier runs, data, other models
-    step()
+    elsewhere = torch.cuda.memory_allocated() - sum(storages.values())  # earlier runs, data, other models, the workspaces
     torch.cuda.synchronize(); torch.cuda.reset_peak_memory_stats()
     step()
     torch.cuda.synchronize()

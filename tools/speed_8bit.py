@@ -1,7 +1,7 @@
 """Chapter 35's speed table: one AdamW step with 8- and 4-bit states against bf16 + Kahan summation, on
 tools/benchmark.py's 12.6M bf16 parameters in 72 tensors, every variant in one process, interleaved (benchmark.py's method).
 
-    python3 tools/speed_8bit.py [--device cuda] [--rounds 20] [--record] [--profile [--shapes tiny]] [--views]
+    python3 tools/speed_8bit.py [--device cuda] [--rounds 20] [--record] [--profile [--shapes tiny]] [--views] [--combo]
 
 On a CPU each step runs on one thread (chapter 35's setting). On CUDA it also counts the kernels that one compiled step
 launches, on the 72 tensors and on one 2048 × 2048 matrix (one compiled chunk), with torch.profiler, and the fp32 buffers
@@ -10,7 +10,9 @@ nbs/measured.json: section `speed_8bit` on a CPU, `speed_8bit_cuda` on a GPU (wi
 each compiled row, the host's time per step (without waiting for the GPU) and the Python functions that take it (cProfile),
 on benchmark.py's parameters or (`--shapes tiny`) 72 small tensors, whose step is nearly all host work. `--views` times the
 compiled 8-bit step with the views of its weights and states reused between steps (as it runs) against made anew in each
-call (as before), beside the compiled bf16 + Kahan step: host time per step, kernels per step, and interleaved step times."""
+call (as before), beside the compiled bf16 + Kahan step: host time per step, kernels per step, and interleaved step times.
+`--combo` times compiled SGD (fp32, beside torch's fused SGD) and compiled AdamW (bf16 + Kahan, and int8) as compiled on a
+GPU, with Inductor's combo kernels, and without them; `--record` then stores section `combo_kernels_cuda`."""
 import argparse, cProfile, collections, io, logging, pstats, re, statistics, sys, time, warnings
 from pathlib import Path
 import torch
@@ -145,6 +147,46 @@ def compare_views(device: str, rounds: int) -> None:
     for name, s in seconds.items(): print(f"{name:40}  {s * 1e3:8.3f} ms  {s / seconds[BASELINE]:5.2f}×")
 
 
+class WithoutComboKernels:
+    "An optimizer whose compiled steps are compiled as the library compiles them, but without Inductor's combo kernels"
+    compiled = None
+    def __init__(self, opt): self.opt = opt
+    def step(self):
+        import optimi_nb.dispatch as dispatch
+        if WithoutComboKernels.compiled is None:  # a copy of the function, with a code object of its own: dynamo caches graphs on it
+            f = dispatch.update_core_on_copy
+            copy = type(f)(f.__code__.replace(co_name="update_core_on_copy_without_combo"), f.__globals__, f.__name__)
+            WithoutComboKernels.compiled = torch.compile(copy, dynamic=False, options={"size_asserts": False})
+        real, dispatch.compiled_update_core = dispatch.compiled_update_core, lambda device_type: WithoutComboKernels.compiled
+        try: self.opt.step()
+        finally: dispatch.compiled_update_core = real
+
+
+def compare_combo(device: str, rounds: int) -> dict:
+    "Compiled SGD (beside torch's fused SGD) and compiled AdamW (bf16 + Kahan, int8) with Inductor's combo kernels (as shipped on a GPU) and without"
+    from optimi_nb import SGD
+    warnings.filterwarnings("ignore")
+    sgd = lambda: SGD(make_params(torch.float32, device), lr=1e-3, momentum=0.9, compiled=True)
+    adamw = lambda **kw: AdamW(make_params(torch.bfloat16, device), lr=1e-3, compiled=True, **kw)
+    groups = {"SGD fp32, momentum 0.9": {"torch fused": torch.optim.SGD(make_params(torch.float32, device), lr=1e-3, momentum=0.9, fused=True),
+                                         "compiled, without combo kernels": WithoutComboKernels(sgd()), "compiled": sgd()},
+              "AdamW bf16": {BASELINE: adamw(), "bf16 + Kahan, compiled, without combo kernels": WithoutComboKernels(adamw()),
+                             "int8, compiled, without combo kernels": WithoutComboKernels(adamw(**INT8)), "int8, compiled": adamw(**INT8)}}
+    result = {"device": torch.cuda.get_device_name() if device.startswith("cuda") else device, "torch": torch.__version__}
+    for title, steppers in groups.items():
+        for opt in steppers.values():
+            for _ in range(3): opt.step()
+        seconds = interleaved_medians(steppers, device, rounds=rounds)
+        first = next(iter(seconds.values()))
+        result[title] = {name: {"ms": seconds[name] * 1e3, "ratio": seconds[name] / first, "host ms": host_ms(opt, rounds),
+                                "kernels": sum(kernels_per_step(opt).values()) if device.startswith("cuda") else None}
+                         for name, opt in steppers.items()}
+        print(f"== {title} (ratios to {next(iter(seconds))})")
+        for name, row in result[title].items():
+            print(f"{name:46}  {row['ms']:8.3f} ms  {row['ratio']:5.2f}×  host {row['host ms']:.3f} ms  kernels {row['kernels']}")
+    return result
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
@@ -153,10 +195,17 @@ def main():
     parser.add_argument("--profile", action="store_true", help="where the host's time goes in each compiled step")
     parser.add_argument("--shapes", default="small", choices=SHAPE_SETS, help="the parameter tensors (benchmark.py's sets)")
     parser.add_argument("--views", action="store_true", help="the compiled 8-bit step with its views reused and made in each call")
+    parser.add_argument("--combo", action="store_true", help="compiled SGD and AdamW with Inductor's combo kernels (as shipped on a GPU) and without")
     args = parser.parse_args()
     if args.record and args.shapes != "small": parser.error(f"--record stores the figures of the 12.6M parameters, not of --shapes {args.shapes}")
     benchmark.SHAPES = SHAPE_SETS[args.shapes]  # what make_params makes
     if args.views: return compare_views(args.device, args.rounds)
+    if args.combo:
+        result = compare_combo(args.device, args.rounds)
+        if args.record and args.device.startswith("cuda"):
+            from optimi_nb.memory import record_measured
+            record_measured("combo_kernels_cuda", result, path=Path(__file__).parent.parent / "nbs" / "measured.json")
+        return
     if args.profile:
         for name, options in {"bf16 + Kahan": {}, "int8 states + int8 residual": INT8}.items():
             opt = AdamW(make_params(torch.bfloat16, args.device), lr=1e-3, compiled=True, **options)

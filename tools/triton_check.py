@@ -217,6 +217,7 @@ DEVICE_CHECKS_KNOWN = {
     ("low_precision.py", "gpu_capability"): "outside the compiled step: it picks the eager step for bf16 on a GPU below 8.0 (the sm_75 column's *)",
     ("storage.py", "slice_numel"): "outside the compiled step: it cuts a bucket with 8-bit states into chunks (2^14 elements on the "
                                    "CPU, 2^22 on a GPU); the model's tensors (5,194 elements) make one chunk either way",
+    ("dispatch.py", "_run_compiled"): "picks the compile options by device type: compile_as_for_cuda gives every step the CUDA ones",
     ("memory.py", "cuda_peak_bytes_per_param"): "not reached: a measurement of the notebooks' GPU cells, outside any step",
 }
 DEVICE_CHECK = re.compile(r"\.device\.type|\bdevice\.type\b|\.is_cuda\b|\.is_cpu\b|get_device_capability|get_device_properties")
@@ -594,13 +595,15 @@ def run_case(cls, options: dict) -> dict:
 # check_paths_on's: as close to an fp32 run as the eager step is, within twice its distance (+1e-4)
 BOUNDS = {"fp32": 1e-6}
 
-def show_compiled_errors() -> None:
-    "Print the traceback of an error in the compiled step, which the optimizer turns into a warning and the eager step"
+def compile_as_for_cuda(verbose: bool) -> None:
+    "Compile the step with the options a CUDA device gets (combo kernels), for the CPU tensors standing in for it; `verbose`: print the traceback of an error, which the optimizer turns into a warning and the eager step"
     make = optimi_nb.dispatch.compiled_update_core
     def traced(*args, **kwargs):
-        try: return make()(*args, **kwargs)
-        except Exception: traceback.print_exc(); raise
-    optimi_nb.dispatch.compiled_update_core = lambda: traced
+        try: return make("cuda")(*args, **kwargs)
+        except Exception:
+            if verbose: traceback.print_exc()
+            raise
+    optimi_nb.dispatch.compiled_update_core = lambda device_type: traced
 
 def runs_eagerly(dtype: torch.dtype, cc: int) -> bool:
     "Whether the optimizer runs the eager step instead of the compiled one on a GPU of compute capability `cc` (bf16 on a T4)"
@@ -625,7 +628,7 @@ def main() -> int:
               "reaches it and make the check give it a CUDA device's answer (as round_to):\n  " + "\n  ".join(unknown))
         return 2
     patch_for_cuda_kernels(); patch_interpreter()
-    if args.verbose: show_compiled_errors()
+    compile_as_for_cuda(args.verbose)
     classes = optimizer_classes()
     for name in args.optimizers or []:
         if name not in classes: parser.error(f"unknown optimizer {name!r}; optimi_nb exports {', '.join(classes)}")

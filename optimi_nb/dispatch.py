@@ -60,8 +60,7 @@ def compiled_update_core(device_type: str = "cpu", # where the step runs: "cpu",
     "`update_core` through torch.compile, made once per device type and shared, for static shapes: on CPU one loop per tensor, on a GPU combo kernels"
     # static: a graph per set of shapes (a bucket's, or an 8-bit chunk's), where shapes made dynamic after the first change
     # measured 6× slower for 8-bit states (12.6M parameters, one CPU thread: 357 ms against 60 per step)
-    if device_type == "cpu": options = {"cpp.max_horizontal_fusion_size": 1}  # see the Speed chapter
-    else: options = {"combo_kernels": True}  # a GPU launches the tensors' kernels in groups: 72 → 9 for SGD (8-bit states chapter)
+    options = {"cpp.max_horizontal_fusion_size": 1} if device_type == "cpu" else {"combo_kernels": True}  # CPU: a loop per tensor (Speed chapter); GPU: launches in groups
     return torch.compile(update_core_on_copy, dynamic=False, options=options | {"size_asserts": False})
 
 # %% ../nbs/05_dispatch.ipynb #c48b7e3c

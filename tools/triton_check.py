@@ -34,7 +34,9 @@ Two updates turn a rounding into more than a rounding, and are held to bounds of
 NewtonSchulzCalls). Lion steps by lr·sign(u): where u is within the two runs' rounding drift of its momentum of zero, the
 runs may step in opposite directions; such elements are counted and left out, any other flip fails. Muon orthogonalizes
 in bf16, eagerly in both runs (not Triton): in its fp32 row the iteration's inputs must be within one bf16 rounding of
-each other, and each weight of a Muon matrix may differ by lr·ratio times the difference of the two runs' outputs.
+each other, and each weight of a Muon matrix may differ by lr·ratio times the difference of the two runs' outputs. NorMuon
+adds those outputs with their rows normalized (Ô): its weights may differ by lr·ratio times Ô's difference, and each row's
+second moment by (1-β2) times the difference of the two runs' mean squares of the row, summed over the steps.
 
 Each row also counts the fp32 buffers, as large as a state stored in 8- or 4-bit blocks, that the compiled graphs allocate
 between their kernels (parsed from Inductor's wrapper code): the check that decode -> update -> encode fused, with no fp32
@@ -335,9 +337,10 @@ def make_optimizer(cls, net: torch.nn.Module, compiled: bool, options: dict):
     if cls.__name__.startswith("SGD") and takes(cls, "momentum") and "ScheduleFree" not in cls.__name__: kwargs["momentum"] = 0.9
     return cls(net.parameters(), lr=1e-2, **kwargs)
 
-def fp32_deviation(eager_net, compiled_net, eager, compiled, allowed: dict) -> tuple[float, str]:
+def fp32_deviation(eager_net, compiled_net, eager, compiled, allowed: dict, allowed_state: dict | None = None) -> tuple[float, str]:
     """The largest deviation of a weight or state tensor of the compiled run from the eager one, relative to its largest value;
-    of a weight, beyond what `allowed` (by parameter position: an absolute difference per element) allows"""
+    of a weight, beyond what `allowed` (by parameter position: an absolute difference per element) allows, and of a state,
+    beyond what `allowed_state` (by parameter position, then state name) allows"""
     worst = (0.0, "")
     for i, ((name, pe), pc) in enumerate(zip(eager_net.named_parameters(), compiled_net.parameters())):
         se, sc = eager.state[pe], compiled.state[pc]
@@ -345,7 +348,8 @@ def fp32_deviation(eager_net, compiled_net, eager, compiled, allowed: dict) -> t
         for key, (a, b) in tensors.items():
             if a.dtype != b.dtype or not a.is_floating_point(): d = 0.0 if a.dtype == b.dtype and torch.equal(a, b) else float("inf")
             else:
-                beyond = (b.double() - a.double()).abs() - (allowed[i] if key == "param" and i in allowed else 0)
+                margin = allowed.get(i, 0) if key == "param" else (allowed_state or {}).get(i, {}).get(key, 0)
+                beyond = (b.double() - a.double()).abs() - margin
                 d = beyond.clamp_min(0).max().item() / (a.abs().max().item() or 1.0)
             if d > worst[0] or not worst[1]: worst = (d, f"{name}.{key}")
     return worst
@@ -472,40 +476,50 @@ def newton_schulz_exact(x: torch.Tensor, coefficients, eps: float) -> torch.Tens
 # Element-wise, so a weight whose outputs agreed in every step is held to the fp32 bound alone.
 class NewtonSchulzCalls:
     "Muon's Newton–Schulz iterations in the eager and the compiled run: input and output of each, by step"
-    def __init__(self): self.calls, self.run, self.step = {}, None, 0
+    def __init__(self): self.calls, self.normalized, self.run, self.step = {}, {}, None, 0
     def __enter__(self):
-        import optimi_nb.muon as muon
-        self.module, original = muon, muon.newton_schulz
+        import optimi_nb.muon as muon, optimi_nb.normuon as normuon
+        self.module, self.normuon, original, original_rows = muon, normuon, muon.newton_schulz, normuon.normalize_rows
         @torch.compiler.disable  # eager, as the function it stands for
         def recorded(x, coefficients, eps):
             out = original(x, coefficients, eps)
             if self.run: self.calls.setdefault((self.run, self.step), []).append((x.clone(), out.clone(), coefficients, eps))
             return out
-        self.original, muon.newton_schulz = original, recorded
+        def recorded_rows(ortho, second_moment, beta2, eps, adjust_lr_fn):  # NorMuon: what its update adds is Ô, not O
+            out = original_rows(ortho, second_moment, beta2, eps, adjust_lr_fn)
+            if self.run: self.normalized.setdefault((self.run, self.step), []).append((out.clone(), beta2))
+            return out
+        self.original, self.original_rows, muon.newton_schulz, normuon.normalize_rows = original, original_rows, recorded, recorded_rows
         return self
-    def __exit__(self, *exc): self.module.newton_schulz = self.original
-    def allowed(self, optimizer, net) -> tuple[dict, list[str], str]:
-        "What the outputs' difference allows each Muon matrix (by parameter position), the problems with the inputs, and a note"
+    def __exit__(self, *exc): self.module.newton_schulz, self.normuon.normalize_rows = self.original, self.original_rows
+    def allowed(self, optimizer, net) -> tuple[dict, dict, list[str], str]:
+        "What the outputs' difference allows each Muon matrix and (NorMuon) its rows' second moment, by parameter position; the problems with the inputs; a note"
         matrices = []  # (position, parameter, lr·ratio) of the Muon matrices, in the order the update batches them
         for i, p in enumerate(net.parameters()):
             group = next(gr for gr in optimizer.param_groups if any(q is p for q in gr["params"]))
             if group.get("use_muon"): matrices.append((i, p, group["lr"] * self.module.lr_ratio(p.shape, group["adjust_lr_fn"])))
         allowed = {i: torch.zeros_like(p, dtype=torch.float64) for i, p, _ in matrices}
+        allowed_rows = {i: torch.zeros(p.shape[0], dtype=torch.float64) for i, p, _ in matrices}  # NorMuon's second_momentum_buffer
         problems, differing, ulps = [], [], []
         for step in range(STEPS):
             eager, compiled = self.calls.get(("eager", step), []), self.calls.get(("compiled", step), [])
             if len(eager) != len(compiled) or any(xe.shape != xc.shape for (xe, *_), (xc, *_) in zip(eager, compiled)):
                 problems.append(f"step {step + 1}: the runs iterate on different batches"); continue
             unmatched = list(matrices)  # a batch holds matrices of one shape, in the bucket's order
-            for (xe, oe, coefficients, eps), (xc, oc, _, _) in zip(eager, compiled):
+            rows_e, rows_c = self.normalized.get(("eager", step)), self.normalized.get(("compiled", step))
+            for n, ((xe, oe, coefficients, eps), (xc, oc, _, _)) in enumerate(zip(eager, compiled)):
                 gap = torch.maximum(float_spacing(xe, torch.bfloat16), float_spacing(xc, torch.bfloat16))
                 if ((xc.float() - xe.float()).abs() > gap).any():
                     problems.append(f"step {step + 1}: Newton–Schulz inputs more than one bf16 rounding apart")
                 differing.append(int((xc != xe).sum()))
                 members = [m for m in unmatched if (m[1].shape[0], m[1][0].numel()) == tuple(xe.shape[-2:])][:len(xe)]
                 if len(members) != len(xe): problems.append(f"step {step + 1}: a batch matches no Muon matrices"); continue
-                for (i, p, lr), o_e, o_c in zip(members, oe, oc):
+                # NorMuon adds Ô, each row of O over √v: Ô's difference bounds the weights', and v moves by (1-β2)·mean(O²) per row
+                added_e, added_c = (rows_e[n][0], rows_c[n][0]) if rows_e and rows_c else (oe, oc)
+                for k, ((i, p, lr), o_e, o_c) in enumerate(zip(members, added_e, added_c)):
                     allowed[i] += lr * (o_c.double() - o_e.double()).abs().reshape(p.shape)
+                    if rows_e and rows_c:
+                        allowed_rows[i] += (1 - rows_e[n][1]) * (oc[k].double().square().mean(-1) - oe[k].double().square().mean(-1)).abs()
                 unmatched = [m for m in unmatched if m[0] not in {i for i, _, _ in members}]
                 if torch.equal(oe, oc): continue  # the same eager function on the same input
                 re, rc = newton_schulz_exact(xe, coefficients, eps), newton_schulz_exact(xc, coefficients, eps)
@@ -516,8 +530,9 @@ class NewtonSchulzCalls:
                 f"{len(differing)} iterations, by one bf16 ULP" + "".join(
                     f"; outputs {d:.1f} bf16 ULPs apart (their bf16 errors: {e:.1f} + {c:.1f} ULPs from fp64, whose outputs are "
                     f"{r:.2f} apart)" for d, e, c, r in ulps)
-                + f"; the weights may differ by lr·ratio·Σ|ΔO|, up to {max(a.max().item() for a in allowed.values()):.1e}")
-        return allowed, problems, note
+                + f"; the weights may differ by lr·ratio·Σ|ΔO| ({'NorMuon: of Ô, the rows normalized' if any(self.normalized.values()) else 'O, the outputs'}), up to {max(a.max().item() for a in allowed.values()):.1e}")
+        if any(a.any() for a in allowed_rows.values()): note += f"; NorMuon's row second moments by (1-β2)·Σ|Δmean(O²)|, up to {max(a.max().item() for a in allowed_rows.values()):.1e}"
+        return allowed, {i: {"second_momentum_buffer": a} for i, a in allowed_rows.items()}, problems, note
 
 def run_case(cls, options: dict) -> dict:
     "Eager and compiled-in-the-interpreter steps side by side (and an fp32 eager run for low precision): kernels, launches, deviations"
@@ -535,7 +550,7 @@ def run_case(cls, options: dict) -> dict:
     compiled._run_compiled = lambda *args, **kwargs: (calls.append(1), run_compiled(*args, **kwargs))[-1]
     per_step = []
     signs = SignFlips(eager, compiled) if cls is getattr(optimi_nb, "Lion", None) else None
-    newton_schulz = NewtonSchulzCalls() if cls is getattr(optimi_nb, "Muon", None) and not lossy else None
+    newton_schulz = NewtonSchulzCalls() if issubclass(cls, getattr(optimi_nb, "Muon", ())) and not lossy else None  # and NorMuon
     names = [name for name, _ in eager_net.named_parameters()]
     with warnings.catch_warnings(record=True) as caught, newton_schulz or contextlib.nullcontext():
         warnings.simplefilter("always")
@@ -575,12 +590,13 @@ def run_case(cls, options: dict) -> dict:
         if signs.flips: result["notes"].append(signs.note())
     if not lossy:
         allowed = {i: torch.where(mask, torch.inf, 0.0) for i, mask in left_out.items()}  # a flipped weight: any difference
+        allowed_state = {}
         if newton_schulz:
-            muon, problems, note = newton_schulz.allowed(compiled, compiled_net)
+            muon, allowed_state, problems, note = newton_schulz.allowed(compiled, compiled_net)
             allowed |= muon
             result["checks"]["ns"] = (len(problems), "; ".join(problems), 0)
             if any(a.any() for a in allowed.values()): result["notes"].append(note)
-        deviation, tensor = fp32_deviation(eager_net, compiled_net, eager, compiled, allowed)
+        deviation, tensor = fp32_deviation(eager_net, compiled_net, eager, compiled, allowed, allowed_state)
         result["checks"]["fp32"] = (deviation, tensor, BOUNDS["fp32"])
         result["marked"] = any(a.any() for a in allowed.values())
     else:

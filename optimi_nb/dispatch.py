@@ -242,8 +242,8 @@ def _reused_views(self: Dispatch, tensors: tuple) -> tuple:
     each = lambda x: x if isinstance(x, list) else [x]
     kept = [*each(param), *(t for s in (*buffers, kahan_comp) if s is not None for part in s[:2] if part is not None for t in each(part))]
     key = (*map(id, kept), *(p.data_ptr() for p in each(param)))
-    detached = lambda: [p.detach() for p in param] if isinstance(param, list) else param.detach()  # the same memory, outside autograd: a kept view of `p` breaks the next compile (see below)
-    entry = self._views.get(key) or (kept, block_views(made := (detached(), None, buffers, kahan_comp, None)) or flat_views(made))  # `kept` holds the identities
+    made = lambda: ([p.detach() for p in param] if isinstance(param, list) else param.detach(), None, buffers, kahan_comp, None)  # weights outside autograd, the same memory: a kept view of `p` breaks the next compile (see below)
+    entry = self._views.get(key) or (kept, block_views(made()) or flat_views(made()))  # `kept` holds the identities
     self._views_now[key] = entry
     param_views, _, buffer_views, comp_view, _ = entry[1]
     grad_views = [g.view(v.shape) for g, v in zip(grad, param_views)] if isinstance(grad, list) else grad.view(param_views.shape)

@@ -17,13 +17,13 @@ from .foreach import Tensors, add_, as_real, foreach_by_default, mul_
 from .kahan import LOW_PRECISION, kahan_commit_
 from .low_precision import gpu_capability, inductor_refuses, stochastic_round_
 from .storage import (Stored, block_views, compact, decode, decoded, encode_, fewest_bits, flat_views, flattenable,
-                               in_slices, local, read_stored, sharded, slice_numel, stored_compactly)
+                               in_slices, local, read_stored, shaped_like, shard_groups, sharded, slice_numel, stored_compactly)
 
 # %% ../nbs/05_dispatch.ipynb #48cb48c9
 def update_core(update: Callable, # the optimizer's update rule
                 weight_decay_: Callable, # its weight-decay rule: weight_decay_(group, param, grad, buffer)
                 accumulate: bool, # optimizer accumulation: update the state only
-                group: dict, # the param group (its lr may be a 0-dim tensor in compiled code; `cautious` masks the step)
+                group: dict, # the param group (its lr may be a 0-dim tensor in compiled code; `cautious` masks the step, over `shard_groups` for FSDP2 shards)
                 scalars: dict, # the step's scalars, from `step_scalars`
                 param: Tensors, # weights
                 grad: Tensors, # gradients (scratch space once used)
@@ -43,15 +43,15 @@ def update_core(update: Callable, # the optimizer's update rule
     cautious = group["cautious"] and target is not None  # the step gathered apart, masked and rescaled, then added; the decay above is not masked
     step, grad_copy = step_apart(target, grad) if cautious else (target, None)
     update(param, grad, *working, target=step, lr=group["lr"], **scalars)
-    if cautious: add_(target, cautious_(step, grad_copy))
+    if cautious: add_(target, cautious_(step, grad_copy, shards=group.get("shard_groups", ())))
     if comp is not None: kahan_commit_(param, comp, scratch=grad)
     for stored in buffers: encode_(stored, working.pop(0), param)  # each working copy freed once kept: the next encoding reuses its memory
     if comp is not None: encode_(kahan_comp, comp, param)
 
 # %% ../nbs/05_dispatch.ipynb #70f0fc84
 def update_core_on_copy(update, weight_decay_, accumulate, group, scalars, param, grad, *tensors) -> None:
-    "`update_core` with a copy of the gradient as its scratch space: in compiled code the copy stays in registers"
-    grad = [g.clone() for g in grad] if isinstance(grad, list) else grad.clone()
+    "`update_core` with a copy of the gradient, shaped like the weights, as its scratch space: in compiled code the copy stays in registers"
+    grad = [g.clone() for g in shaped_like(grad, param)] if isinstance(grad, list) else shaped_like(grad, param).clone()
     update_core(update, weight_decay_, accumulate, group, scalars, param, grad, *tensors)
 
 @functools.cache
@@ -208,6 +208,7 @@ def _apply(self: Dispatch, group: dict, param: Tensors, grad: Tensors, state: di
         param, grad, state = as_real(param), as_real(grad), {key: as_real(value) for key, value in state.items()}
     buffers, kahan_comp = [read_stored(state, name) for name in self.buffer_names(group)], read_stored(state, "kahan_comp")
     if sharded(param) and any(compact(s) for s in (*buffers, kahan_comp)):  # codes hold an FSDP2 shard's values: so must what they update with
+        group = group | {"shard_groups": shard_groups(param)}  # a cautious step's kept fraction is the whole parameter's
         param, grad, buffers, kahan_comp = local(param), local(grad), [local(b) for b in buffers], local(kahan_comp)
         state = {key: local(value) for key, value in state.items()}  # and what the hook after the update works with
     accumulate, rounding_buffer = self._optimizer_accumulation, None
@@ -246,8 +247,7 @@ def _reused_views(self: Dispatch, tensors: tuple) -> tuple:
     entry = self._views.get(key) or (kept, block_views(made()) or flat_views(made()))  # `kept` holds the identities
     self._views_now[key] = entry
     param_views, _, buffer_views, comp_view, _ = entry[1]
-    grad_views = [g.view(v.shape) for g, v in zip(grad, param_views)] if isinstance(grad, list) else grad.view(param_views.shape)
-    return param_views, grad_views, buffer_views, comp_view, None
+    return param_views, grad, buffer_views, comp_view, None  # the gradient, a new tensor each step, is viewed inside the compiled code
 
 # %% ../nbs/05_dispatch.ipynb #b1411c48
 @patch
@@ -273,7 +273,7 @@ def more_recompiles():
     return torch._dynamo.config.patch(**{limit: max(64, getattr(torch._dynamo.config, limit))})  # made once: making one costs a class
 
 @patch
-def _run_compiled(self: Dispatch, update, weight_decay_, accumulate, group, scalars, param, *tensors) -> None:
+def _run_compiled(self: Dispatch, update, weight_decay_, accumulate, group, scalars, param, grad, *tensors) -> None:
     "`update_core` through torch.compile, with lr and the step's scalars as 0-dim tensors; eager, with one warning, if compiling fails"
     first = param[0] if isinstance(param, list) else param
     device, capability = first.device, gpu_capability(first.device)
@@ -281,7 +281,7 @@ def _run_compiled(self: Dispatch, update, weight_decay_, accumulate, group, scal
         self._warn_once("bf16 compile", f"compiled=True: {device} (compute capability {'.'.join(map(str, capability))}) "
                         "has no native bf16, and torch.compile does not compile bf16 code for it; the eager update runs "
                         "instead (the same math). Use fp16 weights, which get Kahan summation too, to compile on this GPU")
-        return update_core(update, weight_decay_, accumulate, group, scalars, param, *tensors)
+        return update_core(update, weight_decay_, accumulate, group, scalars, param, shaped_like(grad, param), *tensors)
     core = compiled_update_core(device.type)
     def as_tensor(key, value):
         if isinstance(value, bool) or not isinstance(value, (int, float)): return value  # flags and None stay Python values
@@ -291,9 +291,9 @@ def _run_compiled(self: Dispatch, update, weight_decay_, accumulate, group, scal
     tensor_group = group | {"lr": as_tensor("lr", group["lr"])}
     tensor_scalars = {key: as_tensor(key, value) for key, value in scalars.items()}
     try:
-        with more_recompiles(): core(update, weight_decay_, accumulate, tensor_group, tensor_scalars, param, *tensors)
+        with more_recompiles(): core(update, weight_decay_, accumulate, tensor_group, tensor_scalars, param, grad, *tensors)
     except Exception as error:  # no C++ compiler, an unsupported platform...; the eager update is the same math
         warnings.warn(f"compiled=True: torch.compile failed ({type(error).__name__}: {str(error).splitlines()[0][:200]}); "
                       "using the eager update", UserWarning, stacklevel=4)
         self._compile_failed = True
-        update_core(update, weight_decay_, accumulate, group, scalars, param, *tensors)
+        update_core(update, weight_decay_, accumulate, group, scalars, param, shaped_like(grad, param), *tensors)

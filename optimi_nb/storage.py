@@ -4,9 +4,9 @@
 
 # %% auto #0
 __all__ = ['MIN_QUANTIZED_NUMEL', 'SIGNED_STATES', 'NONNEGATIVE_STATES', 'Stored', 'compact', 'read_stored', 'stored_compactly',
-           'fewest_bits', 'decode', 'encode_', 'slice_stored', 'in_slices', 'flat_views', 'block_views', 'flattenable',
-           'slice_numel', 'local', 'sharded', 'quantized_bits', 'state_dtype', 'new_state_buffer',
-           'sharded_state_buffer', 'new_kahan_comp', 'convert_storage', 'decoded']
+           'fewest_bits', 'decode', 'encode_', 'slice_stored', 'in_slices', 'flat_views', 'block_views', 'shaped_like',
+           'flattenable', 'slice_numel', 'local', 'sharded', 'shard_groups', 'quantized_bits', 'state_dtype',
+           'new_state_buffer', 'sharded_state_buffer', 'new_kahan_comp', 'convert_storage', 'decoded']
 
 # %% ../nbs/04_quantized_storage.ipynb #26c3a832
 from contextlib import contextmanager
@@ -125,6 +125,12 @@ def block_views(tensors: tuple, # an update's (param, grad, buffers, kahan_comp,
     view = lambda s: None if s is None else s._replace(data=rows(s.data)) if s.scales is None else Stored(codes(s.data, s.scales), column(s.scales))
     return rows(param), rows(grad), [view(b) for b in buffers], view(kahan_comp), rows(rounding_buffer)
 
+def shaped_like(grad: Tensors, # gradients (or one), contiguous
+                param: Tensors, # their weights' views (block or flat)
+               ) -> Tensors:
+    "Gradients viewed in the shapes of their weights' views: in compiled code, where a view costs the host nothing"
+    return [g.view(p.shape) for g, p in zip(grad, param)] if isinstance(grad, list) else grad.view(param.shape)
+
 def flattenable(tensors: tuple, # an update's (param, grad, buffers, kahan_comp, rounding_buffer)
                ) -> bool: # True where the update can run on flat views, in slices of whole blocks
     "Whether an update keeps something in codes and all its plain tensors are contiguous"
@@ -157,6 +163,11 @@ def local(x, # a tensor, an FSDP2 DTensor, a list of them, a `Stored` value, or 
 def sharded(x: Tensor | list[Tensor]) -> bool:
     "Whether a tensor, or any of a list of them, is an FSDP2 DTensor: whether `local` has anything to do for an update's tensors"
     return any(hasattr(t, "to_local") for t in (x if isinstance(x, list) else [x]))
+
+def shard_groups(x: Tensor | list[Tensor]) -> tuple:
+    "The process groups of the device-mesh dimensions along which an FSDP2 DTensor (the first of a list) is sharded: who holds its other shards"
+    t = x[0] if isinstance(x, list) else x
+    return tuple(t.device_mesh.get_group(i) for i, placement in enumerate(t.placements) if placement.is_shard())
 
 # %% ../nbs/04_quantized_storage.ipynb #eb8449bc
 def quantized_bits(name: str, # a state buffer's name

@@ -4,8 +4,8 @@
 
 # %% auto #0
 __all__ = ['MIN_QUANTIZED_NUMEL', 'SIGNED_STATES', 'NONNEGATIVE_STATES', 'Stored', 'compact', 'read_stored', 'stored_compactly',
-           'fewest_bits', 'decode', 'encode_', 'slice_stored', 'in_slices', 'flat_views', 'block_views', 'shaped_like',
-           'flattenable', 'slice_numel', 'local', 'sharded', 'shard_groups', 'quantized_bits', 'state_dtype',
+           'fewest_bits', 'decode', 'encode_', 'slice_stored', 'in_slices', 'flat_views', 'block_views', 'flattenable',
+           'shaped_like', 'slice_numel', 'local', 'sharded', 'shard_groups', 'quantized_bits', 'state_dtype',
            'new_state_buffer', 'sharded_state_buffer', 'new_kahan_comp', 'convert_storage', 'decoded']
 
 # %% ../nbs/04_quantized_storage.ipynb #26c3a832
@@ -125,12 +125,6 @@ def block_views(tensors: tuple, # an update's (param, grad, buffers, kahan_comp,
     view = lambda s: None if s is None else s._replace(data=rows(s.data)) if s.scales is None else Stored(codes(s.data, s.scales), column(s.scales))
     return rows(param), rows(grad), [view(b) for b in buffers], view(kahan_comp), rows(rounding_buffer)
 
-def shaped_like(grad: Tensors, # gradients (or one), contiguous
-                param: Tensors, # their weights' views (block or flat)
-               ) -> Tensors:
-    "Gradients viewed in the shapes of their weights' views: in compiled code, where a view costs the host nothing"
-    return [g.view(p.shape) for g, p in zip(grad, param)] if isinstance(grad, list) else grad.view(param.shape)
-
 def flattenable(tensors: tuple, # an update's (param, grad, buffers, kahan_comp, rounding_buffer)
                ) -> bool: # True where the update can run on flat views, in slices of whole blocks
     "Whether an update keeps something in codes and all its plain tensors are contiguous"
@@ -140,6 +134,14 @@ def flattenable(tensors: tuple, # an update's (param, grad, buffers, kahan_comp,
     contiguous = lambda: all(t.is_contiguous() for x in plain if x is not None for t in (x if isinstance(x, list) else [x]))
     one_run = lambda: all(codes.dim() == 1 for s in stored if s.scales is not None for codes in (s.data if isinstance(s.data, list) else [s.data]))
     return any(compact(s) for s in stored) and contiguous() and one_run()  # a flat view needs contiguous memory, and blocks in one run
+
+# %% ../nbs/04_quantized_storage.ipynb #f43f2be7
+def shaped_like(grad: Tensors, # gradients (or one), contiguous
+                param: Tensors, # their weights' views (block or flat)
+               ) -> Tensors:
+    "Gradients viewed in the shapes of their weights' views: in compiled code, where a view costs the host nothing"
+    return [g.view(p.shape) for g, p in zip(grad, param)] if isinstance(grad, list) else grad.view(param.shape)
+
 
 # %% ../nbs/04_quantized_storage.ipynb #e2fb02b3
 def slice_numel(device: torch.device, # where the tensors are

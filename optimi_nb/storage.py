@@ -167,8 +167,8 @@ def sharded(x: Tensor | list[Tensor]) -> bool:
     return any(hasattr(t, "to_local") for t in (x if isinstance(x, list) else [x]))
 
 def shard_groups(x: Tensor | list[Tensor]) -> tuple:
-    "The process groups of the device-mesh dimensions along which an FSDP2 DTensor (the first of a list) is sharded: who holds its other shards"
-    t = x[0] if isinstance(x, list) else x
+    "The process groups of the device-mesh dimensions along which an FSDP2 DTensor (the first among a list) is sharded: who holds its other shards"
+    t = next(t for t in (x if isinstance(x, list) else [x]) if hasattr(t, "device_mesh"))
     return tuple(t.device_mesh.get_group(i) for i, placement in enumerate(t.placements) if placement.is_shard())
 
 # %% ../nbs/04_quantized_storage.ipynb #eb8449bc

@@ -30,7 +30,8 @@ def update_core(update: Callable, # the optimizer's update rule
                 buffers: list[Stored], # the state buffers `update` takes, as stored
                 kahan_comp: Stored | None, # the Kahan compensation of compensated parameters, as stored
                 rounding_buffer: Tensors | None, # the fp32 update of a stochastically rounded parameter
-               ) -> None:
+                defer_residual: bool = False, # return an int8 residual's new codes for the caller to copy in, where no state is kept in blocks (see `compiled_update_core`)
+               ) -> list[Tensor]: # the residual's new codes where deferred, else empty
     "Decode the stored states, apply weight decay, the optimizer's update (cautious or not) and the Kahan commit, encode the states: what `compiled=True` compiles"
     if group["maximize"]: mul_(grad, -1.0)  # ascend: the update sees -g, exactly
     working = [decode(b, param) for b in buffers]  # in the parameter's dtype; plain buffers are their own working copy
@@ -46,22 +47,21 @@ def update_core(update: Callable, # the optimizer's update rule
     if cautious: add_(target, cautious_(step, grad_copy, shards=group.get("shard_groups", ())))
     if comp is not None: kahan_commit_(param, comp, scratch=grad)
     for stored in buffers: encode_(stored, working.pop(0), param)  # each working copy freed once kept: the next encoding reuses its memory
-    if comp is not None: encode_(kahan_comp, comp, param)
+    return encode_(kahan_comp, comp, param, defer=defer_residual and not any(compact(s) for s in buffers)) if comp is not None else []  # beside 8-bit states deferring measured slower
 
 # %% ../nbs/05_dispatch.ipynb #70f0fc84
-def update_core_on_copy(update, weight_decay_, accumulate, group, scalars, param, grad, *tensors) -> None:
+def update_core_on_copy(update, weight_decay_, accumulate, group, scalars, param, grad, *tensors, defer_residual: bool = False) -> list[Tensor]:
     "`update_core` with a copy of the gradient, shaped like the weights, as its scratch space: in compiled code the copy stays in registers"
     grad = [g.clone() for g in shaped_like(grad, param)] if isinstance(grad, list) else shaped_like(grad, param).clone()
-    update_core(update, weight_decay_, accumulate, group, scalars, param, grad, *tensors)
+    return update_core(update, weight_decay_, accumulate, group, scalars, param, grad, *tensors, defer_residual=defer_residual)
 
 @functools.cache
 def compiled_update_core(device_type: str = "cpu", # where the step runs: "cpu", or a GPU's type such as "cuda"
                         ) -> Callable:
     "`update_core` through torch.compile, made once per device type and shared, for static shapes: on CPU one loop per tensor, on a GPU combo kernels"
-    # static: a graph per set of shapes (a bucket's, or an 8-bit chunk's), where shapes made dynamic after the first change
-    # measured 6× slower for 8-bit states (12.6M parameters, one CPU thread: 357 ms against 60 per step)
     options = {"cpp.max_horizontal_fusion_size": 1} if device_type == "cpu" else {"combo_kernels": True}  # CPU: a loop per tensor (Speed chapter); GPU: launches in groups
-    return torch.compile(update_core_on_copy, dynamic=False, options=options | {"size_asserts": False})
+    core = functools.partial(update_core_on_copy, defer_residual=True) if device_type == "cpu" else update_core_on_copy  # CPU: an int8 copy-back would halve the loop's vector width (below)
+    return torch.compile(core, dynamic=False, options=options | {"size_asserts": False})  # static: a graph per set of shapes (a bucket's, an 8-bit chunk's); shapes made dynamic after the first change measured 6× slower for 8-bit states (12.6M parameters, one CPU thread: 357 ms against 60 per step)
 
 # %% ../nbs/05_dispatch.ipynb #c48b7e3c
 class Dispatch:
@@ -291,7 +291,8 @@ def _run_compiled(self: Dispatch, update, weight_decay_, accumulate, group, scal
     tensor_group = group | {"lr": as_tensor("lr", group["lr"])}
     tensor_scalars = {key: as_tensor(key, value) for key, value in scalars.items()}
     try:
-        with more_recompiles(): core(update, weight_decay_, accumulate, tensor_group, tensor_scalars, param, grad, *tensors)
+        with more_recompiles(): residual_codes = core(update, weight_decay_, accumulate, tensor_group, tensor_scalars, param, grad, *tensors)
+        if residual_codes: torch._foreach_copy_(tensors[1].data if isinstance(tensors[1].data, list) else [tensors[1].data], residual_codes)  # deferred: see compiled_update_core
     except Exception as error:  # no C++ compiler, an unsupported platform...; the eager update is the same math
         warnings.warn(f"compiled=True: torch.compile failed ({type(error).__name__}: {str(error).splitlines()[0][:200]}); "
                       "using the eager update", UserWarning, stacklevel=4)

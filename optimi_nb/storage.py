@@ -67,13 +67,16 @@ def decode(stored: Stored, # a stored value
 def encode_(stored: Stored, # the stored value, overwritten
             working: Tensors, # its updated working copy
             param: Tensors, # its weights (a residual is relative to the committed weights)
-           ) -> None:
+            defer: bool = False, # return a residual's new codes instead of copying them in (compiled CPU code: see `compiled_update_core`)
+           ) -> list[Tensor]: # the residual's new codes where deferred, else empty
     "Keep an updated working copy in `stored`'s format; a no-op for plain values, updated in place already"
-    if not compact(stored): return
-    partner = stored.data if stored.scales is None else stored.scales
+    if not compact(stored): return []
+    partner, deferred = stored.data if stored.scales is None else stored.scales, []
     for codes, scales, w, p in _each(stored.data, partner, working, param):
-        if stored.residual: codes.copy_(encode_residual(w, p))
+        if stored.residual and defer: deferred.append(encode_residual(w, p))
+        elif stored.residual: codes.copy_(encode_residual(w, p))
         else: encode_blocks_(codes, scales, w)
+    return deferred
 
 # %% ../nbs/04_quantized_storage.ipynb #ca7a18b9
 def slice_stored(x: Tensor | Stored | None, # a contiguous tensor, a stored value, or None

@@ -44,11 +44,13 @@ def bitsandbytes_adamw8bit(params, lr: float):
 
 
 def adamw_8bit_steppers(device: str) -> dict:
-    "Chapter 35's table rows: name -> an AdamW-like optimizer on its own copy of the 12.6M bf16 parameters (rows whose package is missing left out)"
+    "Chapter 35's table rows: name -> an AdamW-like optimizer on its own copy of the 12.6M bf16 parameters (rows whose package is missing left out); the compiled 8-bit step also with one of its two 8-bit options, to split its cost"
     params = lambda: make_params(torch.bfloat16, device)
     kernel = "CPU kernel" if device == "cpu" else "CUDA kernel"
     steppers = {BASELINE: AdamW(params(), lr=1e-3, compiled=True),
                 "int8 states + int8 residual, compiled": AdamW(params(), lr=1e-3, compiled=True, **INT8),
+                "int8 states + bf16 compensation, compiled": AdamW(params(), lr=1e-3, compiled=True, state_precision="int8"),
+                "bf16 states + int8 residual, compiled": AdamW(params(), lr=1e-3, compiled=True, kahan_precision="int8"),
                 "int4 states + int8 residual, compiled": AdamW(params(), lr=1e-3, compiled=True, **INT4),
                 "bf16 + Kahan, foreach": AdamW(params(), lr=1e-3, foreach=True),
                 "int8 states + int8 residual, foreach": AdamW(params(), lr=1e-3, foreach=True, **INT8),

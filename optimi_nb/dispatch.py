@@ -16,7 +16,7 @@ from .caution import cautious_, step_apart
 from .foreach import Tensors, add_, as_real, foreach_by_default, mul_
 from .kahan import LOW_PRECISION, kahan_commit_
 from .low_precision import gpu_capability, inductor_refuses, stochastic_round_
-from .storage import (Stored, block_views, compact, decode, decoded, encode_, fewest_bits, flat_views, flattenable,
+from .storage import (Stored, block_views, compact, copy_in_, decode, decoded, encode_, fewest_bits, flat_views, flattenable,
                                in_slices, local, read_stored, shaped_like, shard_groups, sharded, slice_numel, stored_compactly)
 
 # %% ../nbs/05_dispatch.ipynb #48cb48c9
@@ -292,9 +292,9 @@ def _run_compiled(self: Dispatch, update, weight_decay_, accumulate, group, scal
     tensor_scalars = {key: as_tensor(key, value) for key, value in scalars.items()}
     try:
         with more_recompiles(): residual_codes = core(update, weight_decay_, accumulate, tensor_group, tensor_scalars, param, grad, *tensors)
-        if residual_codes: torch._foreach_copy_(tensors[1].data if isinstance(tensors[1].data, list) else [tensors[1].data], residual_codes)  # deferred: see compiled_update_core
     except Exception as error:  # no C++ compiler, an unsupported platform...; the eager update is the same math
         warnings.warn(f"compiled=True: torch.compile failed ({type(error).__name__}: {str(error).splitlines()[0][:200]}); "
                       "using the eager update", UserWarning, stacklevel=4)
         self._compile_failed = True
         update_core(update, weight_decay_, accumulate, group, scalars, param, shaped_like(grad, param), *tensors)
+    else: copy_in_(tensors[1], residual_codes)  # deferred by the compiled code (see compiled_update_core); after the try, so that a failed copy never reruns the update

@@ -4,9 +4,9 @@
 
 # %% auto #0
 __all__ = ['MIN_QUANTIZED_NUMEL', 'SIGNED_STATES', 'NONNEGATIVE_STATES', 'Stored', 'compact', 'read_stored', 'stored_compactly',
-           'fewest_bits', 'decode', 'encode_', 'slice_stored', 'in_slices', 'flat_views', 'block_views', 'flattenable',
-           'shaped_like', 'slice_numel', 'local', 'sharded', 'shard_groups', 'quantized_bits', 'state_dtype',
-           'new_state_buffer', 'sharded_state_buffer', 'new_kahan_comp', 'convert_storage', 'decoded']
+           'fewest_bits', 'decode', 'encode_', 'copy_in_', 'slice_stored', 'in_slices', 'flat_views', 'block_views',
+           'flattenable', 'shaped_like', 'slice_numel', 'local', 'sharded', 'shard_groups', 'quantized_bits',
+           'state_dtype', 'new_state_buffer', 'sharded_state_buffer', 'new_kahan_comp', 'convert_storage', 'decoded']
 
 # %% ../nbs/04_quantized_storage.ipynb #26c3a832
 from contextlib import contextmanager
@@ -77,6 +77,13 @@ def encode_(stored: Stored, # the stored value, overwritten
         elif stored.residual: codes.copy_(encode_residual(w, p))
         else: encode_blocks_(codes, scales, w)
     return deferred
+
+# %% ../nbs/04_quantized_storage.ipynb #a1233ed3
+def copy_in_(stored: Stored | None, # a residual whose new codes were deferred, or None
+             codes: list[Tensor], # those codes, from `encode_(..., defer=True)`; empty: nothing was deferred
+            ) -> None:
+    "Copy deferred residual codes into `stored`"
+    if codes: torch._foreach_copy_(stored.data if isinstance(stored.data, list) else [stored.data], codes)
 
 # %% ../nbs/04_quantized_storage.ipynb #ca7a18b9
 def slice_stored(x: Tensor | Stored | None, # a contiguous tensor, a stored value, or None

@@ -16,7 +16,7 @@ def debias_beta(beta: float, # β, the average's decay
 from torch import Tensor
 from typing import Iterable
 from fastcore.meta import delegates
-from .base import BaseOptimizer
+from .base import NONNEGATIVE, SIGNED, BaseOptimizer, Buffer
 from .foreach import Tensors, add_, addcdiv_, addcmul_, div_, lerp_, mul_, sqrt_into_
 
 # %% ../nbs/11_adam.ipynb #fb890419
@@ -64,7 +64,7 @@ def adam_update(param: Tensors, # weights
 # %% ../nbs/11_adam.ipynb #52ee2d4d
 class Adam(BaseOptimizer):
     "Adam with bias correction folded into the betas, L2 or decoupled weight decay, and Kahan summation"
-    state_names = ("exp_avg", "exp_avg_sq")
+    buffers = (Buffer("exp_avg", SIGNED), Buffer("exp_avg_sq", NONNEGATIVE))
     update = staticmethod(adam_update)
     elementwise_update = True
     torch_counterpart = "Adam"  # load_state_dict converts torch.optim.Adam's (and AdamW's) state dicts

@@ -10,7 +10,7 @@ from torch import Tensor
 from typing import Iterable
 from fastcore.meta import delegates
 from .adam import debias_beta
-from .base import BaseOptimizer, check_option
+from .base import EXACT, NONNEGATIVE, SIGNED, BaseOptimizer, Buffer, check_option
 from .foreach import Tensors, add_, addcdiv_, addcmul_, copy_, lerp_, mul_, sqrt_into_, sub_
 from .weight_decay import decay_fraction, shrink_, weight_decay_
 
@@ -48,7 +48,8 @@ def adan_update(param: Tensors, # weights
 # %% ../nbs/15_adan.ipynb #6377f2bd
 class Adan(BaseOptimizer):
     "Adan, with Adan-style (proximal) or AdamW-style weight decay, and Kahan summation (automatic, as for every optimizer here)"
-    state_names = ("exp_avg", "exp_avg_diff", "exp_avg_sq", "prev_grad")
+    buffers = (Buffer("exp_avg", SIGNED), Buffer("exp_avg_diff", SIGNED), Buffer("exp_avg_sq", NONNEGATIVE),
+               Buffer("prev_grad", EXACT))
     update = staticmethod(adan_update)
     elementwise_update = True
     num_betas = 3

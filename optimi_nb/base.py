@@ -16,7 +16,7 @@ from .checkpoint import Checkpoints, fresh_transients
 from .dispatch import Dispatch
 from .foreach import Tensors
 from .kahan import LOW_PRECISION, uses_kahan
-from .storage import new_kahan_comp, new_state_buffer, stored_compactly
+from .storage import EXACT, NONNEGATIVE, SIGNED, Buffer, new_kahan_comp, new_state_buffer, stored_compactly
 from . import weight_decay
 from .weight_decay import warn_if_high_decay
 
@@ -72,7 +72,7 @@ def init_keywords(cls: type, # an optimizer class
 # %% ../nbs/07_base.ipynb #c843e4b2
 class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
     "The shared machinery of optimi_nb's optimizers; a subclass supplies defaults, state buffers, per-step scalars and an update"
-    state_names: tuple[str, ...] = ()  # zero-initialised state buffers that `update` takes after `grad`, in order
+    buffers: tuple[Buffer, ...] = ()  # the zero-initialised state buffers `update` takes after `grad`, in order, as `Buffer`s
     update: Callable  # the update rule, a function of tensors or lists of tensors (as `heavy_ball_update` above)
     num_betas: int = 2  # how many betas the optimizer takes, if it takes `betas`
     supports_complex: bool = True  # element-wise updates treat a complex number as a pair of reals, as torch.optim does
@@ -104,8 +104,7 @@ class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
         unknown = sorted(set(hyperparameters) - init_keywords(type(self)) - set(self.group_keys))
         if unknown: raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {unknown[0]!r}")
         self.gradient_release, self.rounding_seed = gradient_release, 0  # the seed of stochastic rounding's noise
-        self._optimizer_accumulation, self._compile_failed = False, False
-        self._release_prepared = False  # whether gradient release hooks were ever added: step() warns once if never
+        self._optimizer_accumulation = self._compile_failed = self._release_prepared = False  # prepared: release hooks added
         self.__dict__.update(fresh_transients())
         self._constructing = True  # add_param_group leaves the high-decay warning to the end of __init__: one for all groups
         super().__init__(params, dict(lr=lr, weight_decay=weight_decay, decouple_wd=decouple_wd, decouple_lr=decouple_lr,
@@ -188,11 +187,11 @@ def add_param_group(self: BaseOptimizer,
 
 # %% ../nbs/07_base.ipynb #fd7d939f
 @patch
-def buffer_names(self: BaseOptimizer,
-                 group: dict, # the parameter's param group
-                ) -> tuple[str, ...]: # the buffer names, in the order `update` takes them
-    "Names of the state buffers `update` takes, in order (an optimizer may make them depend on `group`)"
-    return self.state_names
+def group_buffers(self: BaseOptimizer,
+                  group: dict, # the parameter's param group
+                 ) -> tuple[Buffer, ...]: # the buffers, in the order `update` takes them
+    "The state buffers `update` takes, in order, as the optimizer declares them (it may make them depend on `group`)"
+    return self.buffers
 
 @patch
 def step_scalars(self: BaseOptimizer,
@@ -209,7 +208,7 @@ def init_state(self: BaseOptimizer,
               ) -> dict: # the state: `step` and the buffers
     "A new parameter's state: a step count, zeroed buffers (8-bit where `state_precision` says), and `kahan_comp` for a compensated bf16/fp16 parameter"
     state = {"step": 0}
-    for name in self.buffer_names(group): state |= new_state_buffer(name, param, group["state_precision"])
+    for buffer in self.group_buffers(group): state |= new_state_buffer(buffer, param, group)
     if uses_kahan(param, group["kahan_sum"]) and not group["stochastic_rounding"]:
         state["kahan_comp"] = new_kahan_comp(param, group["kahan_precision"])
     if stored_compactly(state) and not self.elementwise_update and hasattr(param, "to_local"):

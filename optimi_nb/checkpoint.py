@@ -92,7 +92,7 @@ def _own_state(self: Checkpoints,
             saved_state = state_dict["state"][saved_id]
             if from_torch: saved_state = self.init_state(param, saved) | self.state_from_torch(saved_state, saved)
             expected = self.init_state(param.detach().to("meta"), saved)
-            saved_state = convert_storage(saved_state, expected, param)
+            saved_state = convert_storage(saved_state, expected, param, self.group_buffers(saved))
             where = f"parameter {saved_id} (group {i}, shape {tuple(param.shape)})"
             if set(saved_state) != set(expected):
                 raise ValueError(f"{where}: the state dict holds {sorted(saved_state)}, {type(self).__name__} expects {sorted(expected)}")

@@ -155,11 +155,12 @@ def codec(signed: bool, # a signed state (m), or a non-negative one (v)
 def decode_blocks(codes: Tensor, # int8 or uint8 codes, 8 or 4 bits: 1-D (one run of blocks), or 2-D (blocks within each row)
                   scales: Tensor, # their block scales, shaped like the codes' blocks
                   like: Tensor, # the shape and dtype to decode into
+                  signed: bool, # codes of a signed state (m), or of a non-negative one (v)
+                  bits: int, # 8 or 4
                  ) -> Tensor: # the values, shaped like `like`, in its dtype (fp32 for an average of squares beside fp16 weights)
-    "The values that block codes stand for, whichever layout and width they are in"
-    bits = code_bits(codes, scales)
-    _, decoder, _ = codec(codes.dtype == torch.int8, bits)
-    if codes.dtype == torch.uint8 and like.dtype == torch.float16:  # an average of squares outgrows fp16's range (see `state_dtype`)
+    "The values that block codes stand for, whichever layout they are in"
+    _, decoder, _ = codec(signed, bits)
+    if not signed and like.dtype == torch.float16:  # an average of squares outgrows fp16's range (see `state_dtype`)
         like = torch.empty(like.shape, dtype=torch.float32, device="meta")
     if codes.dim() == 1: return decoder(codes, scales, like)
     rows, width = codes.shape[0], codes.shape[1] * 8 // bits  # a row's values, padded to whole blocks
@@ -169,10 +170,11 @@ def decode_blocks(codes: Tensor, # int8 or uint8 codes, 8 or 4 bits: 1-D (one ru
 def encode_blocks_(codes: Tensor, # int8 or uint8 codes, 8 or 4 bits, overwritten: 1-D, or 2-D (blocks within each row)
                    scales: Tensor, # their block scales, overwritten
                    values: Tensor, # the values to keep, any shape with as many elements as the codes' rows hold
+                   signed: bool, # codes of a signed state (m), or of a non-negative one (v)
+                   bits: int, # 8 or 4
                   ) -> None:
-    "Keep `values` in block codes and scales, whichever layout and width they are in"
-    bits = code_bits(codes, scales)
-    encoder, _, _ = codec(codes.dtype == torch.int8, bits)
+    "Keep `values` in block codes and scales, whichever layout they are in"
+    encoder, _, _ = codec(signed, bits)
     if codes.dim() == 2:  # pad each row to whole blocks, so that no block spans two rows
         if codes.shape[0] == 0: return
         rows = values.reshape(codes.shape[0], -1)

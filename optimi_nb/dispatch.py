@@ -190,7 +190,7 @@ def _step_group(self: Dispatch, group: dict) -> None:
     for (device, _, step, names), members in buckets.items():
         in_8_bits, chunks = stored_compactly(members[0][1]), [members]
         if in_8_bits:  # chunks of at most a slice bound the decoded copies
-            bits = fewest_bits([read_stored(members[0][1], name) for name in names])
+            bits = fewest_bits([read_stored(members[0][1], b.name, b.kind) for b in self.group_buffers(group)])
             chunks = chunks_of(members, slice_numel(device, group["compiled"], sum(p.numel() for p in group["params"]), bits))
         for chunk in chunks:
             if in_8_bits and len(chunk) == 1:  # a tensor as large as a slice: updated by itself, in slices
@@ -206,7 +206,8 @@ def _apply(self: Dispatch, group: dict, param: Tensors, grad: Tensors, state: di
     owner = param  # the optimizer's own parameter (or bucket), before any view of it
     if (param[0] if isinstance(param, list) else param).is_complex():  # element-wise math on (real, imaginary) pairs
         param, grad, state = as_real(param), as_real(grad), {key: as_real(value) for key, value in state.items()}
-    buffers, kahan_comp = [read_stored(state, name) for name in self.buffer_names(group)], read_stored(state, "kahan_comp")
+    buffers = [read_stored(state, b.name, b.kind) for b in self.group_buffers(group)]
+    kahan_comp = read_stored(state, "kahan_comp")
     if sharded(param) and any(compact(s) for s in (*buffers, kahan_comp)):  # codes hold an FSDP2 shard's values: so must what they update with
         group = group | {"shard_groups": shard_groups(param)}  # a cautious step's kept fraction is the whole parameter's
         param, grad, buffers, kahan_comp = local(param), local(grad), [local(b) for b in buffers], local(kahan_comp)

@@ -9,7 +9,7 @@ __all__ = ['lion_update', 'Lion']
 from torch import Tensor
 from typing import Iterable
 from fastcore.meta import delegates
-from .base import BaseOptimizer
+from .base import SIGNED, BaseOptimizer, Buffer
 from .foreach import Tensors, add_, lerp_, sign_
 
 # %% ../nbs/14_lion.ipynb #202273e1
@@ -33,7 +33,7 @@ def lion_update(param: Tensors, # weights
 # %% ../nbs/14_lion.ipynb #0de9b8b5
 class Lion(BaseOptimizer):
     "Lion, with decoupled (or fully decoupled) weight decay and Kahan summation"
-    state_names = ("exp_avg",)
+    buffers = (Buffer("exp_avg", SIGNED),)
     update = staticmethod(lion_update)
     elementwise_update = True
 

@@ -14,8 +14,8 @@ from fastcore.basics import patch
 from fastcore.meta import delegates
 import torch
 from torch import Tensor, nn
-from .adam import adam_update, debias_beta
-from .base import BaseOptimizer, check_option, check_range
+from .adam import Adam, adam_update, debias_beta
+from .base import SIGNED, BaseOptimizer, Buffer, check_option, check_range
 from .foreach import Tensors, add_, lerp_
 
 NS_COEFFICIENTS = (3.4445, -4.7750, 2.0315)  # Jordan et al.'s quintic: steep at zero; five iterations put singular values in about [0.68, 1.21]
@@ -219,11 +219,11 @@ def _check_params(self: Muon, group: dict, index: int) -> None:
 
 # %% ../nbs/18_muon.ipynb #8ad32bc4
 @patch
-def buffer_names(self: Muon,
-                 group: dict, # the parameter's param group
-                ) -> tuple[str, ...]: # ("momentum_buffer",), or ("exp_avg", "exp_avg_sq") for AdamW
-    "The momentum for a Muon group (torch.optim.Muon's name), the two moments for an AdamW group"
-    return ("momentum_buffer",) if group["use_muon"] else ("exp_avg", "exp_avg_sq")
+def group_buffers(self: Muon,
+                  group: dict, # the parameter's param group
+                 ) -> tuple[Buffer, ...]: # the momentum, or Adam's two moments for AdamW
+    "The momentum for a Muon group (torch.optim.Muon's name), Adam's two moments for an AdamW group"
+    return (Buffer("momentum_buffer", SIGNED),) if group["use_muon"] else Adam.buffers
 
 @patch
 def step_scalars(self: Muon,

@@ -12,7 +12,7 @@ from fastcore.basics import patch
 from fastcore.meta import delegates
 import torch
 from torch import Tensor
-from .base import check_range
+from .base import NONNEGATIVE, SIGNED, Buffer, check_range
 from .foreach import Tensors, lerp_
 from .muon import Muon, muon_update, muon_or_adamw_update
 
@@ -75,21 +75,13 @@ class NorMuon(Muon):
 
 # %% ../nbs/18a_normuon.ipynb #4429d69e
 @patch
-def buffer_names(self: NorMuon,
-                 group: dict, # the parameter's param group
-                ) -> tuple[str, ...]: # Muon's momentum and the rows' second moment, or AdamW's two moments
-    "The momentum and the second moment of each row for a NorMuon group (the reference implementation's names), Adam's moments otherwise"
-    return ("momentum_buffer", "second_momentum_buffer") if group["use_muon"] else ("exp_avg", "exp_avg_sq")
-
-@patch
-def init_state(self: NorMuon,
-               param: Tensor, # the parameter
-               group: dict, # its param group
-              ) -> dict: # the state
-    "Muon's state, with `second_momentum_buffer` one fp32 number per row (output neuron) instead of one per weight"
-    state = super(NorMuon, self).init_state(param, group)
-    if group["use_muon"]: state["second_momentum_buffer"] = torch.zeros(param.shape[0], dtype=torch.float32, device=param.device)
-    return state
+def group_buffers(self: NorMuon,
+                  group: dict, # the parameter's param group
+                 ) -> tuple[Buffer, ...]: # Muon's momentum and the rows' second moment, or AdamW's two moments
+    "The momentum and one second moment per row (output neuron) for a NorMuon group (the reference's names); else AdamW's"
+    if not group["use_muon"]: return super(NorMuon, self).group_buffers(group)  # patched in: super() needs the class named
+    per_row = Buffer("second_momentum_buffer", NONNEGATIVE, shape=lambda param, group: (param.shape[0],))
+    return Buffer("momentum_buffer", SIGNED), per_row
 
 @patch
 def step_scalars(self: NorMuon,

@@ -13,7 +13,7 @@ from torch import Tensor
 from fastcore.basics import patch
 from fastcore.meta import delegates
 from .adam import debias_beta
-from .base import BaseOptimizer, check_option, check_range
+from .base import EXACT, NONNEGATIVE, BaseOptimizer, Buffer, check_option, check_range
 from .foreach import Tensors, add_, addcmul_, div_, mul_
 from .kahan import kahan_commit_compiled_
 
@@ -210,7 +210,7 @@ def step(self: ScheduleFree,
 # %% ../nbs/19_schedulefree.ipynb #960a6044
 class SGDScheduleFree(ScheduleFree):
     "Schedule-Free SGD: no learning-rate schedule, a warmup, and evaluation at the average (call `train()`/`eval()`)"
-    state_names = ("z_minus_y",)
+    buffers = (Buffer("z_minus_y", EXACT),)
     update = staticmethod(sgd_schedulefree_update)
 
     @delegates(BaseOptimizer.__init__, but=["decouple_wd", "decouple_lr", "max_lr", "state_precision"])
@@ -246,7 +246,7 @@ class SGDScheduleFree(ScheduleFree):
 # %% ../nbs/19_schedulefree.ipynb #d26339f6
 class AdamWScheduleFree(ScheduleFree):
     "Schedule-Free AdamW: no learning-rate schedule, a warmup, and evaluation at the average (call `train()`/`eval()`)"
-    state_names = ("exp_avg_sq", "z_minus_y")
+    buffers = (Buffer("exp_avg_sq", NONNEGATIVE), Buffer("z_minus_y", EXACT))
     update = staticmethod(adamw_schedulefree_update)
 
     @delegates(BaseOptimizer.__init__, but=["decouple_wd", "decouple_lr", "max_lr"])

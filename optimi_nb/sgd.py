@@ -9,7 +9,7 @@ __all__ = ['sgd_update', 'SGD']
 from torch import Tensor
 from typing import Iterable
 from fastcore.meta import delegates
-from .base import BaseOptimizer, check_option, check_range
+from .base import SIGNED, BaseOptimizer, Buffer, check_option, check_range
 from .foreach import Tensors, add_, mul_
 
 # %% ../nbs/10_sgd.ipynb #d039f672
@@ -60,11 +60,11 @@ class SGD(BaseOptimizer):
             raise ValueError(f"nesterov=True needs momentum > 0 and dampening=False, got momentum={group['momentum']!r}, "
                              f"dampening={group['dampening']!r}")
 
-    def buffer_names(self,
-                     group: dict, # the parameter's param group
-                    ) -> tuple[str, ...]: # ("momentum_buffer",), or () without momentum
-        "A momentum buffer only when momentum is on"
-        return ("momentum_buffer",) if group["momentum"] != 0 else ()
+    def group_buffers(self,
+                      group: dict, # the parameter's param group
+                     ) -> tuple[Buffer, ...]: # the momentum buffer, or none without momentum
+        "A momentum buffer, a signed average of gradients, only when momentum is on"
+        return (Buffer("momentum_buffer", SIGNED),) if group["momentum"] != 0 else ()
 
     def step_scalars(self,
                      group: dict, # the param group

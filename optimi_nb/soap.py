@@ -4,16 +4,16 @@
 
 # %% auto #0
 __all__ = ['as_matrix', 'rotate', 'rotate_back', 'update_factors_', 'eigenbasis', 'refresh_basis_', 'soap_step_', 'soap_update',
-           'decay_in_update_', 'SOAP']
+           'decay_in_update_', 'factor_buffers', 'SOAP']
 
 # %% ../nbs/18b_soap.ipynb #1dad56d2
-from typing import Iterable
+from typing import Callable, Iterable
 from fastcore.basics import patch
 from fastcore.meta import delegates
 import torch
 from torch import Tensor
 from .adam import debias_beta
-from .base import BaseOptimizer, check_range
+from .base import EXACT, NONNEGATIVE, SIGNED, BaseOptimizer, Buffer, check_range
 from .foreach import Tensors
 from .weight_decay import decay_fraction
 
@@ -136,10 +136,21 @@ def decay_in_update_(group: dict, # the param group
                     ) -> None:
     "Nothing: SOAP applies its decoupled weight decay in `soap_step_`, after the step, as the reference does"
 
+# %% ../nbs/18b_soap.ipynb #eed18ac3
+def factor_buffers(max_side: str = "max_precond_dim", # the group entry that limits a factor's side
+                  ) -> tuple[Buffer, ...]: # L, R, then their bases Q_L and Q_R, in the order `soap_update` takes them
+    "The factors and their bases: n × n fp32 matrices, n the length of their side of the matrix (0 for 1-D or above the limit)"
+    def side(axis: int) -> Callable:
+        def shape(param: Tensor, group: dict) -> tuple[int, int]:
+            n = as_matrix(param).shape[axis] if param.ndim >= 2 else 0
+            return (n, n) if n <= group[max_side] else (0, 0)
+        return shape
+    return tuple(Buffer(f"{kind}_{name}", EXACT, side(axis)) for kind in ("gg", "q") for axis, name in enumerate(("left", "right")))
+
 # %% ../nbs/18b_soap.ipynb #45d8529f
 class SOAP(BaseOptimizer):
     "SOAP: Adam in the eigenbases of Shampoo's factors L and R, refreshed every `precondition_frequency` steps; Adam for 1-D parameters"
-    state_names = ("exp_avg", "exp_avg_sq", "gg_left", "gg_right", "q_left", "q_right")
+    buffers = (Buffer("exp_avg", SIGNED), Buffer("exp_avg_sq", NONNEGATIVE), *factor_buffers())
     update = staticmethod(soap_update)
     weight_decay_ = staticmethod(decay_in_update_)
     supports_complex = False  # the eigenbasis of a complex matrix is not that of its real and imaginary parts
@@ -174,28 +185,15 @@ class SOAP(BaseOptimizer):
 
 # %% ../nbs/18b_soap.ipynb #d8dc876e
 @patch
-def buffer_names(self: SOAP,
-                 group: dict, # the parameter's param group
-                ) -> tuple[str, ...]: # the names, in the order `soap_update` takes them
-    "All six states for the update; only Adam's two moments in the group copy that `init_state` hands the base"
-    return self.state_names[:2] if group.get("moments_only") else self.state_names
-
-@patch
 def init_state(self: SOAP,
                param: Tensor, # the parameter
                group: dict, # its param group
-              ) -> dict: # the state: step, m, v (and a Kahan buffer) from the base, then L, R, Q_L, Q_R
-    "A new parameter's state: the base's moments (plain or 8-bit) and Kahan buffer, and fp32 factors and bases (0 × 0 where a side has none)"
+              ) -> dict: # the state: step, m, v (plain or 8-bit), L, R, Q_L, Q_R (fp32) and a Kahan buffer
+    "A new parameter's state, as the base makes it from SOAP's buffers, or a TypeError for an FSDP2 parameter"
     if hasattr(param, "device_mesh"):
         raise TypeError("SOAP does not support FSDP2 (DTensor parameters): its factors L = G·Gᵀ and R = Gᵀ·G need the whole gradient "
                         "of a matrix, and each rank holds only its rows. Train with DDP or on one device, or use Muon, which gathers")
-    state = super(SOAP, self).init_state(param, group | {"moments_only": True})  # patched in: super() needs the class named
-    shape = as_matrix(param).shape if param.ndim >= 2 else (0, 0)
-    for side, size in zip(("left", "right"), shape):
-        n = size if size <= group["max_precond_dim"] else 0
-        state[f"gg_{side}"] = torch.zeros(n, n, device=param.device)
-        state[f"q_{side}"] = torch.zeros(n, n, device=param.device)
-    return state
+    return super(SOAP, self).init_state(param, group)  # patched in: super() needs the class named
 
 # %% ../nbs/18b_soap.ipynb #aba0e677
 @patch

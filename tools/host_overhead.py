@@ -1,0 +1,131 @@
+"""The host's work per optimizer step, where kernels cost nothing: issue #40's CPU proxies.
+
+GPT-2 small's 148 parameter shapes (tools/benchmark.py), each side divided by 96, so that every tensor holds a few dozen
+to a few thousand elements and a step's time is the host's: Python, dispatch, dynamo's guards, launches. Rows, all in one
+process, interleaved in a rotating order, medians over the rounds:
+
+- one AdamW step of every tensor: torch's fused AdamW (fp32, and bf16 without Kahan) against optimi_nb's compiled step
+  (fp32, bf16 + Kahan, and bf16 with int8 states and the int8 residual: every tensor quantized, as a large model's are);
+- one gradient release hook per tensor: PyTorch's recipe (a fused AdamW per parameter, stepped and zeroed in the hook)
+  against optimi_nb's hook (compiled, fp32, bf16 + Kahan, and int8 + residual), per hook.
+
+    python3 tools/host_overhead.py [--device cuda] [--rounds 200] [--threads 1] [--record]
+
+`--record` stores the figures in nbs/measured.json, section `host_overhead` (`host_overhead_cuda` on a GPU). On a GPU each
+figure is the host's time until the call returns (no synchronisation), which is what the GPU waits for once kernels are fast.
+"""
+import argparse, json, statistics, time, warnings
+from pathlib import Path
+import torch
+import optimi_nb, optimi_nb.storage
+from optimi_nb.gradient_release import stepping_while_alive
+from benchmark import gpt2_small
+
+ROOT = Path(__file__).resolve().parent.parent
+INT8 = dict(state_precision="int8", kahan_precision="int8")
+
+
+def tiny_gpt2(dtype: torch.dtype, device: str) -> list[torch.nn.Parameter]:
+    "GPT-2 small's 148 tensors, each side divided by 96 (at least 1), with fixed random weights and gradients"
+    gen = torch.Generator().manual_seed(0)
+    params = []
+    for shape in gpt2_small():
+        p = torch.nn.Parameter(torch.randn(*[max(1, s // 96) for s in shape], generator=gen).to(device, dtype))
+        p.grad = torch.randn(p.shape, generator=gen).to(device, dtype) * 1e-2
+        params.append(p)
+    return params
+
+
+class WholeStep:
+    "One optimizer step of every tensor, the gradients left in place"
+    def __init__(self, make, dtype, device): self.params = tiny_gpt2(dtype, device); self.opt = make(self.params)
+    def run(self): self.opt.step()
+
+
+class ReleaseHooks:
+    "One gradient release hook per tensor, as backward would call them: `hook(p)` steps `p` and frees its gradient"
+    def __init__(self, hooks_for, dtype, device):
+        self.params = tiny_gpt2(dtype, device)
+        self.grads = [p.grad for p in self.params]
+        self.hook = hooks_for(self.params)
+    def run(self):
+        for p, g in zip(self.params, self.grads): p.grad = g; self.hook(p)
+
+
+def recipe_hooks(params):
+    "PyTorch's recipe (the tutorial on fusing the optimizer step into backward): a fused AdamW per parameter"
+    opts = {p: torch.optim.AdamW([p], lr=1e-3, fused=True) for p in params}
+    def hook(p): opts[p].step(); opts[p].zero_grad()
+    return hook
+
+
+def ours_hooks(**options):
+    "optimi_nb's hook: the optimizer's step and zero_grad for one parameter (what prepare_for_gradient_release registers)"
+    def hooks_for(params):
+        opt = optimi_nb.AdamW(params, lr=1e-3, gradient_release=True, compiled=True, **options)
+        opt._start_release(params, None)
+        hooks_for.opt = opt  # kept alive: the hook holds it weakly
+        return stepping_while_alive(opt)
+    return hooks_for
+
+
+def rows(device: str) -> dict:
+    "Each row's runner: whole steps, then release hooks"
+    bf16, fp32 = torch.bfloat16, torch.float32
+    fused = lambda params: torch.optim.AdamW(params, lr=1e-3, fused=True)
+    ours = lambda **o: lambda params: optimi_nb.AdamW(params, lr=1e-3, compiled=True, **o)
+    steps = {"torch fused, fp32": WholeStep(fused, fp32, device), "optimi_nb compiled, fp32": WholeStep(ours(), fp32, device),
+             "torch fused, bf16 (no Kahan)": WholeStep(fused, bf16, device),
+             "optimi_nb compiled, bf16 + Kahan": WholeStep(ours(), bf16, device),
+             "optimi_nb compiled, int8 states + int8 residual": WholeStep(ours(**INT8), bf16, device)}
+    hooks = {"PyTorch's recipe hook, fp32": ReleaseHooks(recipe_hooks, fp32, device),
+             "optimi_nb hook, compiled, fp32": ReleaseHooks(ours_hooks(), fp32, device),
+             "optimi_nb hook, compiled, bf16 + Kahan": ReleaseHooks(ours_hooks(), bf16, device),
+             "optimi_nb hook, compiled, int8 + residual": ReleaseHooks(ours_hooks(**INT8), bf16, device)}
+    return steps, hooks
+
+
+def medians(runners: dict, rounds: int) -> dict:
+    "Median wall seconds of each runner's `run()`, over `rounds` rounds in a rotating order, after a warm-up"
+    for r in runners.values():
+        for _ in range(3): r.run()
+    names, times = list(runners), {name: [] for name in runners}
+    for i in range(rounds):
+        for name in names[i % len(names):] + names[:i % len(names)]:
+            start = time.perf_counter(); runners[name].run(); times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--rounds", type=int, default=200)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--record", action="store_true")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    optimi_nb.storage.MIN_QUANTIZED_NUMEL = 0  # quantize the shrunk tensors, as a full-size model's would be
+    warnings.filterwarnings("ignore", message=".*gradient release.*")
+    steps, hooks = rows(args.device)
+    step_ms = {k: v * 1e3 for k, v in medians(steps, args.rounds).items()}
+    hook_us = {k: v * 1e6 / len(gpt2_small()) for k, v in medians(hooks, args.rounds).items()}
+    base = {"fp32": step_ms["torch fused, fp32"], "bf16": step_ms["torch fused, bf16 (no Kahan)"]}
+    print(f"host time per step, {len(gpt2_small())} tensors, {args.device}, {args.threads} thread(s), {args.rounds} rounds")
+    for name, ms in step_ms.items():
+        ref = base["fp32"] if "fp32" in name else base["bf16"]
+        print(f"  {name:52s} {ms:7.3f} ms  {ms / ref:5.2f}× torch fused ({'fp32' if 'fp32' in name else 'bf16'})")
+    print("host time per release hook")
+    recipe = hook_us["PyTorch's recipe hook, fp32"]
+    for name, us in hook_us.items(): print(f"  {name:52s} {us:7.1f} µs  {us / recipe:5.2f}× the recipe's")
+    if args.record:
+        path = ROOT / "nbs" / "measured.json"
+        measured = json.loads(path.read_text())
+        key = "host_overhead" if args.device == "cpu" else "host_overhead_cuda"
+        measured[key] = dict(command=f"python3 tools/host_overhead.py --rounds {args.rounds} --threads {args.threads}"
+                             + (f" --device {args.device}" if args.device != "cpu" else ""),
+                             torch=torch.__version__, threads=args.threads, step_ms=step_ms, hook_us=hook_us)
+        path.write_text(json.dumps(measured, indent=1, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -50,7 +50,7 @@ def adam_update(param: Tensors, # weights
                 exp_avg: Tensors, # m
                 exp_avg_sq: Tensors, # v
                 *,
-                target: Tensors | None, # where the update is added: `param`, its Kahan buffer, or None to only update m, v
+                target: Tensors | None, # where the update goes: `param`, its Kahan buffer, or None to only update m, v
                 lr: float, # γ
                 beta1: float, # β̂1 for this step
                 beta2: float, # β̂2 for this step
@@ -90,7 +90,8 @@ class Adam(BaseOptimizer):
                          state: dict, # a parameter's state in a torch.optim.Adam or AdamW state dict
                          group: dict, # its param group, under our names
                         ) -> dict: # our state: the step and the bias-corrected averages
-        "torch.optim.Adam's state: its biased averages divided by their bias corrections 1-β^t, since ours are kept corrected"
+        "torch.optim.Adam's state: its biased averages divided by their bias corrections 1-β^t (ours are corrected)"
         step, (beta1, beta2) = int(state["step"]), group["betas"]
         unbiased = lambda average, beta: (average.double() / (1 - beta**step)).to(average.dtype)
-        return {"step": step, "exp_avg": unbiased(state["exp_avg"], beta1), "exp_avg_sq": unbiased(state["exp_avg_sq"], beta2)}
+        return {"step": step, "exp_avg": unbiased(state["exp_avg"], beta1),
+                "exp_avg_sq": unbiased(state["exp_avg_sq"], beta2)}

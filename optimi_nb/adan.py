@@ -22,7 +22,7 @@ def adan_update(param: Tensors, # weights
                 exp_avg_sq: Tensors, # n
                 prev_grad: Tensors, # the previous gradient; holds the current one on exit
                 *,
-                target: Tensors | None, # where the update is added: `param`, its Kahan buffer, or None to only update state
+                target: Tensors | None, # where the update goes: `param`, its Kahan buffer, or None to only update state
                 lr: float, # γ
                 beta1: float, # β̂1 for this step
                 beta2: float, # β̂2 for this step
@@ -32,13 +32,14 @@ def adan_update(param: Tensors, # weights
                 lr_scale: float, # 1/(1+s) with Adan-style weight decay, else 1
                 first_step: bool, # no previous gradient yet: Δ = 0
                ) -> None:
-    "Adan: update m, v (of Δ = g - g_prev) and n (of (g + β2·Δ)²), then add -γ·(m + β2·v)/(√n+ε) to `target`"
+    "Adan: update m, v (of Δ = g - g_prev), n (of (g + β2·Δ)²), then add -γ·(m + β2·v)/(√n+ε) to `target`"
     if first_step: copy_(prev_grad, grad)
     lerp_(exp_avg, grad, 1 - beta1)                                   # m ← β̂1·m + (1-β̂1)·g
     sub_(prev_grad, grad)                                             # prev_grad's buffer ← -Δ
     mul_(exp_avg_diff, beta2); add_(exp_avg_diff, prev_grad, alpha=beta2 - 1)  # v ← β̂2·v + (1-β̂2)·Δ
     mul_(prev_grad, -diff_weight); add_(prev_grad, grad)              # prev_grad's buffer ← g + β2·Δ
-    mul_(exp_avg_sq, beta3); addcmul_(exp_avg_sq, prev_grad, prev_grad, value=1 - beta3)  # n ← β̂3·n + (1-β̂3)·(g+β2·Δ)²
+    # n ← β̂3·n + (1-β̂3)·(g+β2·Δ)²
+    mul_(exp_avg_sq, beta3); addcmul_(exp_avg_sq, prev_grad, prev_grad, value=1 - beta3)
     copy_(prev_grad, grad)                                            # keep g for the next step
     if target is None: return
     sqrt_into_(grad, exp_avg_sq); add_(grad, eps)                     # grad's buffer ← √n + ε
@@ -47,7 +48,7 @@ def adan_update(param: Tensors, # weights
 
 # %% ../nbs/15_adan.ipynb #6377f2bd
 class Adan(BaseOptimizer):
-    "Adan, with Adan-style (proximal) or AdamW-style weight decay, and Kahan summation (automatic, as for every optimizer here)"
+    "Adan, with Adan-style (proximal) or AdamW-style weight decay, and Kahan summation (automatic, as for all)"
     buffers = (Buffer("exp_avg", SIGNED), Buffer("exp_avg_diff", SIGNED), Buffer("exp_avg_sq", NONNEGATIVE),
                Buffer("prev_grad", EXACT))
     update = staticmethod(adan_update)
@@ -58,12 +59,13 @@ class Adan(BaseOptimizer):
     def __init__(self,
                  params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts
                  lr: float, # learning rate γ
-                 betas: tuple[float, float, float] = (0.98, 0.92, 0.99), # decays of the gradient, difference and squared averages
+                 betas: tuple[float, float, float] = (0.98, 0.92, 0.99), # decays of the gradient, difference, g² means
                  weight_decay: float = 2e-2, # weight decay λ
                  eps: float = 1e-6, # added to √n
                  adam_wd: bool = False, # AdamW-style decay θ(1-γλ) instead of Adan's θ/(1+γλ)
                  **kwargs) -> None:
-        super().__init__(params, lr, betas=betas, eps=eps, adam_wd=adam_wd, weight_decay=weight_decay, decouple_wd=True, **kwargs)
+        super().__init__(params, lr, betas=betas, eps=eps, adam_wd=adam_wd, weight_decay=weight_decay, decouple_wd=True,
+                         **kwargs)
 
     def validate(self, group: dict) -> None:
         "Check the shared hyperparameters, then adam_wd"
@@ -81,7 +83,7 @@ class Adan(BaseOptimizer):
                      group: dict, # the param group
                      step: int, # t, counting from 1
                     ) -> dict: # the keyword scalars of `adan_update`
-        "The three debiased betas, β2 as given, eps, the step's scale under Adan-style decay, and whether this is the first step"
+        "The three debiased betas, β2 as given, eps, the step's scale under Adan-style decay, if it's the first step"
         beta1, beta2, beta3 = group["betas"]
         lr_scale = 1.0 if group["adam_wd"] else 1 / (1 + decay_fraction(group))
         return dict(beta1=debias_beta(beta1, step), beta2=debias_beta(beta2, step), beta3=debias_beta(beta3, step),

@@ -64,22 +64,22 @@ def parameters_doc(f: Callable, # a function whose arguments carry docments
 # %% ../nbs/07_base.ipynb #6b2ad631
 def init_keywords(cls: type, # an optimizer class
                  ) -> set[str]: # the keywords its constructor accepts, by name
-    "Named arguments of every `__init__` from `cls` up to torch's `Optimizer`: a subclass may pass its parent's on in `**kwargs`"
+    "Named arguments of each `__init__` from `cls` up to torch's `Optimizer`: a subclass may pass its parent's on"
     named = lambda p: p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
     inits = [k.__dict__["__init__"] for k in cls.__mro__[:cls.__mro__.index(Optimizer)] if "__init__" in k.__dict__]
     return {name for init in inits for name, p in inspect.signature(init).parameters.items() if named(p)}
 
 # %% ../nbs/07_base.ipynb #c843e4b2
 class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
-    "The shared machinery of optimi_nb's optimizers; a subclass supplies defaults, state buffers, per-step scalars and an update"
-    buffers: tuple[Buffer, ...] = ()  # the zero-initialised state buffers `update` takes after `grad`, in order, as `Buffer`s
+    "The optimizers' shared machinery; a subclass supplies defaults, state buffers, per-step scalars and an update"
+    buffers: tuple[Buffer, ...] = ()  # the zeroed state buffers `update` takes after `grad`, in order, as `Buffer`s
     update: Callable  # the update rule, a function of tensors or lists of tensors (as `heavy_ball_update` above)
     num_betas: int = 2  # how many betas the optimizer takes, if it takes `betas`
     supports_complex: bool = True  # element-wise updates treat a complex number as a pair of reals, as torch.optim does
-    elementwise_update: bool = False  # True: each element's update reads only that element's values, so 8-bit states can be updated in slices
-    supports_cautious: bool = True  # False where an element-wise update moves more than the weights by its step (Schedule-Free's z - y): no `cautious`
-    torch_counterpart: str | None = None  # the torch.optim optimizer whose state dicts `load_state_dict` converts ('SGD', 'Adam', 'RAdam')
-    group_keys: tuple[str, ...] = ()  # param-group entries an optimizer keeps besides its arguments (Schedule-Free's running totals)
+    elementwise_update: bool = False  # True: each element's update reads only its own values: states can go in slices
+    supports_cautious: bool = True  # False if an update moves more than the weights by its step (Schedule-Free's z-y)
+    torch_counterpart: str | None = None  # the torch.optim kind `load_state_dict` converts from: 'SGD', 'Adam', 'RAdam'
+    group_keys: tuple[str, ...] = ()  # param-group entries kept besides the arguments (Schedule-Free's running totals)
 
     def __init__(self,
                  params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts
@@ -91,28 +91,28 @@ class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
                  max_lr: float | None = None, # the peak lr of fully decoupled decay; None: each group's initial lr
                  kahan_sum: bool | None = None, # Kahan summation for bf16/fp16 parameters; None: automatic
                  foreach: bool | None = None, # update with foreach ops; None: on accelerators, not on CPU
-                 gradient_release: bool = False, # step parameters during backward, once prepare_for_gradient_release adds the hooks
+                 gradient_release: bool = False, # step params in backward, once prepare_for_gradient_release hooks them
                  stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
                  compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
                  maximize: bool = False, # ascend the objective instead of descending it, as torch.optim's maximize
-                 cautious: bool = False, # mask the step where its sign disagrees with the gradient's, rescaled per tensor (see Cautious updates); element-wise updates only, and 8-bit states are then updated whole, not in slices
-                 state_precision: str | None = None, # "int8" or "int4": moments stored block-wise in 8 or 4 bits (see Quantized storage); None: the parameter's dtype
-                 kahan_precision: str | None = None, # "int8": the Kahan compensation of bf16/fp16 weights as an int8 residual; None: the weights' dtype
-                 **hyperparameters, # the optimizer's own hyperparameters, e.g. betas and eps: each must be an argument of its __init__
+                 cautious: bool = False, # mask steps against the gradient's sign, rescaled per tensor; elementwise only
+                 state_precision: str | None = None, # "int8"/"int4": moments in 8/4-bit blocks; None: the param's dtype
+                 kahan_precision: str | None = None, # "int8": Kahan compensation as int8 residual; None: weights' dtype
+                 **hyperparameters, # the optimizer's own, e.g. betas and eps: each an argument of its __init__
                 ) -> None:
         check_option("gradient_release", gradient_release)
         unknown = sorted(set(hyperparameters) - init_keywords(type(self)) - set(self.group_keys))
         if unknown: raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {unknown[0]!r}")
         self.gradient_release, self.rounding_seed = gradient_release, 0  # the seed of stochastic rounding's noise
-        self._optimizer_accumulation = self._compile_failed = self._release_prepared = False  # prepared: release hooks added
+        self._optimizer_accumulation = self._compile_failed = self._release_prepared = False  # prepared: hooks added
         self.__dict__.update(fresh_transients())
-        self._constructing = True  # add_param_group leaves the high-decay warning to the end of __init__: one for all groups
-        super().__init__(params, dict(lr=lr, weight_decay=weight_decay, decouple_wd=decouple_wd, decouple_lr=decouple_lr,
-                                      max_lr=max_lr, kahan_sum=kahan_sum, foreach=foreach, stochastic_rounding=stochastic_rounding,
-                                      compiled=compiled, maximize=maximize, cautious=cautious, state_precision=state_precision,
+        self._constructing = True  # add_param_group leaves the high-decay warning to __init__'s end: one for all groups
+        super().__init__(params, dict(lr=lr, weight_decay=weight_decay, decouple_wd=decouple_wd,
+                                      decouple_lr=decouple_lr, max_lr=max_lr, kahan_sum=kahan_sum, foreach=foreach,
+                                      stochastic_rounding=stochastic_rounding, compiled=compiled, maximize=maximize,
+                                      cautious=cautious, state_precision=state_precision,
                                       kahan_precision=kahan_precision, **hyperparameters))
-        self._constructing = False
-        warn_if_high_decay(self.param_groups)
+        self._constructing = False; warn_if_high_decay(self.param_groups)
 
     def __init_subclass__(cls, **kwargs) -> None:
         "Give each optimizer's `__init__` a docstring listing its parameters, from the same docments as its API table"
@@ -127,7 +127,7 @@ class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
                       grad: Tensors, # gradients (L2 decay adds λθ to them)
                       kahan_comp: Tensors | None, # the Kahan buffer that decoupled decay goes through, if any
                      ) -> None:
-        "Apply the group's weight decay before the update (a staticmethod, overridden by optimizers with a rule of their own)"
+        "Apply the group's weight decay before the update (a staticmethod: optimizers with their own rule override it)"
         weight_decay.weight_decay_(group, param, grad, kahan_comp)
 
 # %% ../nbs/07_base.ipynb #5c4ee33c
@@ -139,19 +139,24 @@ def validate(self: BaseOptimizer,
     for name in ("lr", "weight_decay", "eps"):
         if name in group: check_range(name, group[name])
     if group["max_lr"] is not None: check_range("max_lr", group["max_lr"], low_open=True)
-    for name in ("decouple_wd", "decouple_lr", "stochastic_rounding", "compiled", "maximize", "cautious"): check_option(name, group[name])
+    for name in ("decouple_wd", "decouple_lr", "stochastic_rounding", "compiled", "maximize", "cautious"):
+        check_option(name, group[name])
     if group["cautious"] and not (self.elementwise_update and self.supports_cautious):
-        why = "its update is not element-wise" if not self.elementwise_update else "its update moves more than the weights by its step"
-        raise ValueError(f"{type(self).__name__} does not support cautious=True: {why} (see the Cautious updates chapter)")
+        why = ("its update is not element-wise" if not self.elementwise_update
+               else "its update moves more than the weights by its step")
+        raise ValueError(f"{type(self).__name__} does not support cautious=True: {why} "
+                         "(see the Cautious updates chapter)")
     if group["stochastic_rounding"] and group["kahan_sum"]:
         raise ValueError("stochastic_rounding=True and kahan_sum=True: choose one way to keep small bf16/fp16 updates")
     for name in ("kahan_sum", "foreach"): check_option(name, group[name], allow_none=True)
     if group["state_precision"] not in (None, "int8", "int4"):
         raise ValueError(f"state_precision must be None, 'int8' or 'int4', got {group['state_precision']!r}")
-    if group["kahan_precision"] not in (None, "int8"): raise ValueError(f"kahan_precision must be None or 'int8', got {group['kahan_precision']!r}")
+    if group["kahan_precision"] not in (None, "int8"):
+        raise ValueError(f"kahan_precision must be None or 'int8', got {group['kahan_precision']!r}")
     if group["kahan_precision"] and (group["stochastic_rounding"] or group["kahan_sum"] is False):
-        raise ValueError(f"kahan_precision={group['kahan_precision']!r} stores a Kahan compensation, and this group has none "
-                         f"(stochastic_rounding={group['stochastic_rounding']!r}, kahan_sum={group['kahan_sum']!r})")
+        raise ValueError(f"kahan_precision={group['kahan_precision']!r} stores a Kahan compensation, and this group "
+                         f"has none (stochastic_rounding={group['stochastic_rounding']!r}, "
+                         f"kahan_sum={group['kahan_sum']!r})")
     if "betas" in group:
         betas = group["betas"]
         if not isinstance(betas, (tuple, list)) or len(betas) != self.num_betas:
@@ -161,7 +166,7 @@ def validate(self: BaseOptimizer,
 # %% ../nbs/07_base.ipynb #fca17a87
 @patch
 def add_param_group(self: BaseOptimizer,
-                    param_group: dict, # its parameters under "params", and any hyperparameters that differ from the defaults
+                    param_group: dict, # its parameters under "params", and any hyperparameters not the defaults
                    ) -> None:
     "Add a param group after filling in its `max_lr` and checking every hyperparameter and parameter"
     params = param_group["params"]
@@ -176,10 +181,11 @@ def add_param_group(self: BaseOptimizer,
     group = {**self.defaults, **param_group}
     if group["decouple_lr"] and group["max_lr"] is None: param_group["max_lr"] = group["lr"]
     self.validate({**group, **param_group})
-    tensors = [p[1] if isinstance(p, tuple) else p for p in params]  # (name, parameter) pairs, as muon_param_groups gives
+    tensors = [p[1] if isinstance(p, tuple) else p for p in params]  # (name, parameter) pairs, as muon_param_groups has
     if group["kahan_precision"] and not any(p.dtype in LOW_PRECISION for p in tensors):
-        raise ValueError(f"kahan_precision={group['kahan_precision']!r} stores the Kahan compensation of bf16/fp16 weights, and "
-                         f"this param group's are {sorted({str(p.dtype) for p in tensors})}: set it to None for this group")
+        raise ValueError(f"kahan_precision={group['kahan_precision']!r} stores the Kahan compensation of bf16/fp16 "
+                         f"weights, and this param group's are {sorted({str(p.dtype) for p in tensors})}: "
+                         "set it to None for this group")
     if not getattr(self, "_constructing", False): warn_if_high_decay([group])
     super(BaseOptimizer, self).add_param_group(param_group)
     if getattr(self, "_release", None) is not None:  # added while gradient release hooks run: hook what trains already
@@ -206,12 +212,13 @@ def init_state(self: BaseOptimizer,
                param: Tensor, # the parameter
                group: dict, # its param group
               ) -> dict: # the state: `step` and the buffers
-    "A new parameter's state: a step count, zeroed buffers (8-bit where `state_precision` says), and `kahan_comp` for a compensated bf16/fp16 parameter"
+    "A new param's state: a step count, zeroed buffers (coded if `state_precision` says), `kahan_comp` if compensated"
     state = {"step": 0}
     for buffer in self.group_buffers(group): state |= new_state_buffer(buffer, param, group)
     if uses_kahan(param, group["kahan_sum"]) and not group["stochastic_rounding"]:
         state["kahan_comp"] = new_kahan_comp(param, group["kahan_precision"])
     if stored_compactly(state) and not self.elementwise_update and hasattr(param, "to_local"):
-        raise TypeError(f"{type(self).__name__}'s update reads whole tensors, and under FSDP2 8-bit storage is decoded into one rank's "
-                        "shard, so the update would see only its rows: use state_precision=None and kahan_precision=None with FSDP2")
+        raise TypeError(f"{type(self).__name__}'s update reads whole tensors, and under FSDP2 8-bit storage is decoded "
+                        "into one rank's shard, so the update would see only its rows: use state_precision=None and "
+                        "kahan_precision=None with FSDP2")
     return state

@@ -14,7 +14,7 @@ from .foreach import Tensors, clamp_min_, mul_, sign_
 def agreement_(grad: Tensors, # a copy of the gradient g, overwritten with φ
                step: Tensors, # the step s = -γu that the update adds to the weights
               ) -> Tensors: # φ, in `grad`'s buffer
-    "φ = 1 where the update u = -s/γ has the sign of the gradient (u·g > 0, so s·g < 0), 0 elsewhere, in place of `grad`"
+    "φ = 1 where the update u = -s/γ has the gradient's sign (u·g > 0, so s·g < 0), 0 elsewhere, in place of `grad`"
     sign_(grad); mul_(grad, step)                         # sign(g)·s: exact, and negative exactly where u·g > 0
     mul_(grad, -1.0); sign_(grad); clamp_min_(grad, 0.0)  # 1 there, 0 elsewhere (zeros of s or g included)
     return grad
@@ -23,14 +23,15 @@ def agreement_(grad: Tensors, # a copy of the gradient g, overwritten with φ
 def cautious_(step: Tensors, # the step s = -γu that the update adds to the weights, masked and rescaled in place
               grad: Tensors, # a copy of the gradient g, overwritten with the mask
               eps: float = 1e-8, # ε in 1/(mean(φ) + ε): only a guard for a tensor with nothing kept
-              shards: tuple = (), # under FSDP2, for tensors that are one rank's shards: the process groups of the ranks holding the rest
+              shards: tuple = (), # under FSDP2, for one rank's shards: the process groups of the ranks holding the rest
              ) -> Tensors: # `step`
-    "s ← s·φ/(mean(φ) + ε), the paper's one line, with the kept fraction mean(φ) over each whole tensor (each of a list its own)"
+    "s ← s·φ/(mean(φ) + ε), the paper's one line, with the kept fraction mean(φ) over each whole tensor"
     phi = agreement_(grad, step)
     mul_(step, phi)
     phis = phi if isinstance(phi, list) else [phi]
-    wide = lambda p: torch.promote_types(p.dtype, torch.float32)  # the count in fp32 at least: exact up to 2^24 elements
-    fractions = [p.sum(dtype=wide(p)) / p.numel() for p in phis] if not shards else kept_fractions(phis, shards)  # 0-dim tensors: no sync
+    wide = lambda p: torch.promote_types(p.dtype, torch.float32)  # the count in fp32 at least: exact to 2^24 elements
+    # 0-dim tensors: no sync
+    fractions = [p.sum(dtype=wide(p)) / p.numel() for p in phis] if not shards else kept_fractions(phis, shards)
     mul_(step, [1 / (f + eps) for f in fractions] if isinstance(step, list) else 1 / (fractions[0] + eps))
     return step
 
@@ -38,14 +39,15 @@ def cautious_(step: Tensors, # the step s = -γu that the update adds to the wei
 def kept_fractions(phis: list[Tensor], # the masks φ of one rank's shards of tensors, sharded by FSDP2
                    shards: tuple, # the process groups of the ranks that hold the other shards (a mesh dimension's each)
                   ) -> list[Tensor]: # mean(φ) of each whole tensor, as 0-dim tensors
-    "The kept fraction of each whole tensor from its shards: the kept elements and the elements counted on this rank, summed over the ranks"
-    counts = torch.stack([torch.stack([p.sum(dtype=torch.float64), torch.tensor(p.numel(), dtype=torch.float64, device=p.device)]) for p in phis])
+    "Each whole tensor's kept fraction from its shards: this rank's kept and counted elements, summed over ranks"
+    counts = torch.stack([torch.stack([p.sum(dtype=torch.float64),
+                                       torch.tensor(p.numel(), dtype=torch.float64, device=p.device)]) for p in phis])
     for group in shards: torch.distributed.all_reduce(counts, group=group)  # one message for the whole bucket
     return list((counts[:, 0] / counts[:, 1]).to(torch.promote_types(phis[0].dtype, torch.float32)).unbind())
 
 
 # %% ../nbs/01a_caution.ipynb #8385a336
-def step_apart(target: Tensors, # where the update's step would go: the weights, their Kahan compensation, or the rounding buffer
+def step_apart(target: Tensors, # where the update's step would go: weights, their Kahan compensation or rounding buffer
                grad: Tensors, # the gradient, which the update will overwrite
               ) -> tuple[Tensors, Tensors]: # a zeroed buffer like `target`, and a copy of `grad`
     "A zeroed buffer like `target` for the update to add its step to, and a copy of the gradient to mask it with"

@@ -12,8 +12,8 @@ from torch import Tensor
 from .storage import convert_storage
 
 def fresh_transients() -> dict: # attribute names and their fresh values
-    "Attributes tied to one optimizer object, made anew for it and for each copy: release hooks, generators, cached scalars and views, warnings given"
-    return {"_release": None, "_rounding_generators": {}, "_scalar_tensors": {}, "_views": {}, "_views_now": None, "_warned": set(),
+    "Attributes tied to one optimizer, new for it and each copy: release hooks, generators, caches, warnings given"
+    return {"_release": None, "_rounding_generators": {}, "_scalar_tensors": {}, "_plans": {}, "_warned": set(),
             "_constructing": False}
 
 class Checkpoints:
@@ -23,18 +23,19 @@ class Checkpoints:
 @patch
 def state_dict(self: Checkpoints) -> dict: # torch.optim's keys, and "optimizer" and "rounding_seed"
     "torch.optim's state dict, plus the optimizer's class name and the seed of stochastic rounding"
-    return super(Checkpoints, self).state_dict() | {"optimizer": type(self).__name__, "rounding_seed": self.rounding_seed}
+    return (super(Checkpoints, self).state_dict()
+            | {"optimizer": type(self).__name__, "rounding_seed": self.rounding_seed})
 
 @patch
 def load_state_dict(self: Checkpoints,
                     state_dict: dict, # ours, or torch.optim's counterpart's
                    ) -> None:
-    "Load our state dict or torch.optim's counterpart's, checked to fit first; state tensors keep the dtype they were saved with"
+    "Load our state dict or torch.optim's counterpart's, checked to fit first; state tensors keep their saved dtype"
     self._check_layout(state_dict)
     groups, from_torch = self._own_groups(state_dict)
     state_dict = {**state_dict, "state": self._own_state(state_dict, groups, from_torch), "param_groups": groups}
     super(Checkpoints, self).load_state_dict(state_dict)
-    self._views = {}  # views of the replaced states: let them go now, not after the next step
+    self._plans = {}  # step plans hold the replaced states: let them go now, not after the next step
     self.rounding_seed = state_dict.get("rounding_seed", self.rounding_seed)  # absent from torch.optim's state dicts
     params = [p for g in self.param_groups for p in g["params"]]
     saved_ids = [i for g in state_dict["param_groups"] for i in g["params"]]
@@ -46,33 +47,37 @@ def load_state_dict(self: Checkpoints,
 # %% ../nbs/06_checkpoint.ipynb #ab8d08f8
 @patch
 def _check_layout(self: Checkpoints, state_dict: dict) -> None:
-    "A ValueError unless `state_dict` is an optimizer state dict with as many param groups, of as many parameters, as this optimizer"
+    "A ValueError unless `state_dict` is an optimizer state dict with as many param groups, of as many params, as ours"
     if not isinstance(state_dict, dict) or not {"state", "param_groups"} <= state_dict.keys():
         raise ValueError("not an optimizer state dict: expected a dict with 'state' and 'param_groups'")
     saved_groups, groups = state_dict["param_groups"], self.param_groups
     if len(saved_groups) != len(groups):
-        raise ValueError(f"the state dict has {len(saved_groups)} param groups, this {type(self).__name__} has {len(groups)}")
+        raise ValueError(f"the state dict has {len(saved_groups)} param groups, "
+                         f"this {type(self).__name__} has {len(groups)}")
     for i, (saved, group) in enumerate(zip(saved_groups, groups)):
         if len(saved["params"]) != len(group["params"]):
-            raise ValueError(f"param group {i} has {len(saved['params'])} parameters in the state dict, {len(group['params'])} here")
+            raise ValueError(f"param group {i} has {len(saved['params'])} parameters in the state dict, "
+                             f"{len(group['params'])} here")
 
 @patch
 def _own_groups(self: Checkpoints,
                 state_dict: dict, # ours or torch.optim's
                ) -> tuple[list[dict], bool]: # the groups as ours, and whether torch.optim saved them
-    "The saved param groups under our names, completed from this optimizer's groups, with its storage; and whether torch.optim saved them"
+    "The saved param groups under our names, completed from ours, with our storage; and whether torch.optim saved them"
     name, saved_groups = type(self).__name__, state_dict["param_groups"]
     # ours carry the class name and seed, and every group of ours has `kahan_sum` (even where a tool dropped the rest)
-    from_torch = not {"optimizer", "rounding_seed"} & state_dict.keys() and any("kahan_sum" not in g for g in saved_groups)
+    from_torch = (not {"optimizer", "rounding_seed"} & state_dict.keys()
+                  and any("kahan_sum" not in g for g in saved_groups))
     if from_torch:
         kind = torch_optimizer_kind(saved_groups[0]) if saved_groups else None
         if kind is None or kind != self.torch_counterpart:
             can = f"; it converts torch.optim.{self.torch_counterpart}'s" if self.torch_counterpart else ""
-            raise ValueError(f"the state dict was saved by {'torch.optim.' + kind if kind else 'an unknown optimizer'}, not by {name}{can}")
+            raise ValueError(f"the state dict was saved by {'torch.optim.' + kind if kind else 'an unknown optimizer'}"
+                             f", not by {name}{can}")
         saved_groups = [self.group_from_torch(saved) for saved in saved_groups]
     elif state_dict.get("optimizer", name) != name:
         raise ValueError(f"the state dict was saved by {state_dict['optimizer']}, not by {name}")
-    # hyperparameters the state dict lacks (torch.optim's, or newer keys) come from this optimizer; so does how states are stored
+    # hyperparameters the state dict lacks (torch.optim's, or newer keys) come from this optimizer, as does the storage
     storage = lambda group: {"state_precision": group["state_precision"], "kahan_precision": group["kahan_precision"]}
     own = lambda group: {key: value for key, value in group.items() if key != "params"}
     return [own(group) | saved | storage(group) for saved, group in zip(saved_groups, self.param_groups)], from_torch
@@ -84,7 +89,7 @@ def _own_state(self: Checkpoints,
                saved_groups: list[dict], # its param groups, under our names (from `_own_groups`)
                from_torch: bool, # whether torch.optim saved it
               ) -> dict: # the state by parameter, as this optimizer keeps it
-    "Each saved parameter state in this optimizer's form and storage, or a ValueError naming the first that does not fit"
+    "Each saved parameter state in this optimizer's form and storage, or a ValueError naming the first that doesn't fit"
     state = {}
     for i, (saved, group) in enumerate(zip(saved_groups, self.param_groups)):
         for saved_id, param in zip(saved["params"], group["params"]):
@@ -95,29 +100,33 @@ def _own_state(self: Checkpoints,
             saved_state = convert_storage(saved_state, expected, param, self.group_buffers(saved))
             where = f"parameter {saved_id} (group {i}, shape {tuple(param.shape)})"
             if set(saved_state) != set(expected):
-                raise ValueError(f"{where}: the state dict holds {sorted(saved_state)}, {type(self).__name__} expects {sorted(expected)}")
+                raise ValueError(f"{where}: the state dict holds {sorted(saved_state)}, "
+                                 f"{type(self).__name__} expects {sorted(expected)}")
             for key, value in saved_state.items():
                 if isinstance(value, Tensor) and value.shape != expected[key].shape:
-                    raise ValueError(f"{where}: state {key!r} has shape {tuple(value.shape)}, expected {tuple(expected[key].shape)}")
+                    raise ValueError(f"{where}: state {key!r} has shape {tuple(value.shape)}, "
+                                     f"expected {tuple(expected[key].shape)}")
             state[saved_id] = saved_state
     return state
 
 # %% ../nbs/06_checkpoint.ipynb #393e4730
 @patch
 def __getstate__(self: Checkpoints) -> dict: # attribute names and values to copy
-    "What `copy.deepcopy` and pickling keep: torch.optim's state and every setting of ours, not hooks or caches tied to this object"
+    "What `copy.deepcopy` and pickling keep: torch.optim's state and all our settings, not the object's hooks or caches"
     return {key: value for key, value in self.__dict__.items()
-            if key not in fresh_transients() and key not in ("_param_index", "_index_key") and not key.endswith("_hooks")}
+            if key not in fresh_transients() and key not in ("_param_index", "_index_key")
+            and not key.endswith("_hooks")}
 
 @patch
 def __setstate__(self: Checkpoints, state: dict) -> None:
-    "Restore a copy or an unpickled optimizer (torch.optim's hook registries, our caches made anew); `load_state_dict` updates state through it too"
+    "Restore a copy or unpickled optimizer (torch.optim's hooks, our caches made anew); `load_state_dict` uses it too"
     had_differentiable = "differentiable" in state.get("defaults", self.__dict__.get("defaults", {}))
     super(Checkpoints, self).__setstate__(state)
-    if not had_differentiable: self.defaults.pop("differentiable", None)  # torch.optim adds it; our groups do not carry it
+    if not had_differentiable: self.defaults.pop("differentiable", None)  # torch.optim adds it; our groups lack it
     if "defaults" not in state: return  # load_state_dict's update of state and param_groups: this object stays as it is
-    for key, value in dict(gradient_release=False, rounding_seed=0, _optimizer_accumulation=False, _compile_failed=False,
-                           _release_prepared=False).items(): self.__dict__.setdefault(key, value)  # pickles of older versions
+    # pickles of older versions
+    for key, value in dict(gradient_release=False, rounding_seed=0, _optimizer_accumulation=False,
+                           _compile_failed=False, _release_prepared=False).items(): self.__dict__.setdefault(key, value)
     self.__dict__.update(fresh_transients())
 
 # %% ../nbs/06_checkpoint.ipynb #50304938

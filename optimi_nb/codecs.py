@@ -21,7 +21,7 @@ BLOCK_SIZE = 256  # elements per block of 8-bit codes; each block has one fp32 s
 def as_blocks(x: Tensor, # any shape
               block_size: int = BLOCK_SIZE, # elements per block
              ) -> Tensor: # fp32 blocks, shape (blocks, block_size)
-    "A new fp32 copy of `x` flattened and zero-padded to whole blocks, shape (blocks, block_size), for the encoders to work in"
+    "A new fp32 copy of `x`, flat and zero-padded to whole blocks, shape (blocks, block_size), for the encoders to use"
     flat, padding = x.reshape(-1), -x.numel() % block_size
     return (F.pad(flat.float(), (0, padding)) if padding else flat.to(torch.float32, copy=True)).view(-1, block_size)
 
@@ -44,7 +44,7 @@ def encode_signed(x: Tensor, # the values, any shape
                   levels: int = 127, # the largest code: 127 for 8 bits
                   block_size: int = BLOCK_SIZE, # elements per block
                  ) -> tuple[Tensor, Tensor]: # int8 codes (1-D, whole blocks) and fp32 block scales
-    "`x` as int8 codes round(127·φ(x/s)) = round(254·x/(s+|x|)) (or `levels` for 127), with s the absolute maximum of each block"
+    "`x` as int8 codes round(127·φ(x/s)) = round(254·x/(s+|x|)) (or `levels` for 127), s the max |x| of each block"
     blocks = as_blocks(x, block_size)
     scales = blocks.abs().amax(dim=1)
     denominators = blocks.abs().add_(scales.clamp_min(TINY)[:, None])  # s + |x|
@@ -66,7 +66,7 @@ def encode_nonnegative(x: Tensor, # non-negative values, any shape
                        levels: int = 255, # the largest code: 255 for 8 bits
                        block_size: int = BLOCK_SIZE, # elements per block
                       ) -> tuple[Tensor, Tensor]: # uint8 codes (1-D, whole blocks) and fp32 block scales
-    "Non-negative `x` as uint8 codes round(255·φ(√x/s)) = round(510·√x/(s+√x)) (or `levels` for 255), with s the largest √x of each block; a nonzero x never gets code 0"
+    "Non-negative `x` as uint8 codes round(255·φ(√x/s)) (`levels`: 255), s each block's max √x; only 0 has code 0"
     roots = as_blocks(x, block_size).clamp_min_(0).sqrt_()
     scales, zero = roots.amax(dim=1), roots.gt(0).logical_not_()
     denominators = roots.add(scales.clamp_min(TINY)[:, None])  # s + √x
@@ -110,11 +110,12 @@ def decode_signed4(codes: Tensor, # packed codes from `encode_signed4`
                    like: Tensor, # the shape and dtype to decode into
                   ) -> Tensor: # the values, shaped and typed like `like`
     "The values that `encode_signed4`'s codes stand for"
-    return decode_signed(unpack_nibbles(codes).view(torch.int8).sub_(8), scales, like, levels=7, block_size=BLOCK_SIZE_4BIT)
+    return decode_signed(unpack_nibbles(codes).view(torch.int8).sub_(8), scales, like, levels=7,
+                         block_size=BLOCK_SIZE_4BIT)
 
 def encode_nonnegative4(x: Tensor, # non-negative values, any shape
-                       ) -> tuple[Tensor, Tensor]: # packed codes (uint8, 1-D, whole blocks) and fp32 block scales of √x
-    "Non-negative `x` as 4-bit codes round(15·φ(√x/s)), two to a byte, with s the largest √x of each block; a nonzero x never gets code 0"
+                       ) -> tuple[Tensor, Tensor]: # packed codes (uint8, 1-D, whole blocks), fp32 block scales of √x
+    "Non-negative `x` as 4-bit codes round(15·φ(√x/s)), two to a byte, s each block's max √x; only 0 gets code 0"
     codes, scales = encode_nonnegative(x, levels=15, block_size=BLOCK_SIZE_4BIT)
     return pack_nibbles(codes), scales
 
@@ -149,15 +150,18 @@ def codec(signed: bool, # a signed state (m), or a non-negative one (v)
           bits: int, # 8 or 4
          ) -> tuple[Callable, Callable, int]: # the encoder, the decoder, and the block size
     "The encoder, decoder and block size of signed or non-negative states at 8 or 4 bits"
-    if bits == 8: return (encode_signed, decode_signed, BLOCK_SIZE) if signed else (encode_nonnegative, decode_nonnegative, BLOCK_SIZE)
-    return (encode_signed4, decode_signed4, BLOCK_SIZE_4BIT) if signed else (encode_nonnegative4, decode_nonnegative4, BLOCK_SIZE_4BIT)
+    if bits == 8:
+        return ((encode_signed, decode_signed, BLOCK_SIZE) if signed
+                else (encode_nonnegative, decode_nonnegative, BLOCK_SIZE))
+    return ((encode_signed4, decode_signed4, BLOCK_SIZE_4BIT) if signed
+            else (encode_nonnegative4, decode_nonnegative4, BLOCK_SIZE_4BIT))
 
-def decode_blocks(codes: Tensor, # int8 or uint8 codes, 8 or 4 bits: 1-D (one run of blocks), or 2-D (blocks within each row)
+def decode_blocks(codes: Tensor, # int8 or uint8 codes, 8 or 4 bits: 1-D (a run of blocks), or 2-D (blocks in each row)
                   scales: Tensor, # their block scales, shaped like the codes' blocks
                   like: Tensor, # the shape and dtype to decode into
                   signed: bool, # codes of a signed state (m), or of a non-negative one (v)
                   bits: int, # 8 or 4
-                 ) -> Tensor: # the values, shaped like `like`, in its dtype (fp32 for an average of squares beside fp16 weights)
+                 ) -> Tensor: # the values, shaped like `like`, in its dtype (fp32: mean of squares beside fp16 weights)
     "The values that block codes stand for, whichever layout they are in"
     _, decoder, _ = codec(signed, bits)
     if not signed and like.dtype == torch.float16:  # an average of squares outgrows fp16's range (see `state_dtype`)

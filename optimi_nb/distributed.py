@@ -12,14 +12,15 @@ from .base import BaseOptimizer
 
 # %% ../nbs/22_distributed.ipynb #a493b8fa
 def prepare_ddp_for_gradient_release(ddp_model: nn.parallel.DistributedDataParallel, # the DDP-wrapped model
-                                     optimizer: BaseOptimizer, # an optimi_nb optimizer built with `gradient_release=True`
+                                     optimizer: BaseOptimizer, # an optimi_nb optimizer with `gradient_release=True`
                                     ) -> None:
     "Step each parameter as soon as DDP has averaged its gradient bucket, so every replica steps on the same gradient"
     if not isinstance(ddp_model, nn.parallel.DistributedDataParallel):
         raise TypeError(f"expected a DistributedDataParallel model, got {type(ddp_model).__name__}; "
                         "use prepare_for_gradient_release for a model that is not wrapped in DDP")
     if not isinstance(optimizer, BaseOptimizer) or not optimizer.gradient_release:
-        raise ValueError("prepare_ddp_for_gradient_release needs an optimi_nb optimizer built with gradient_release=True")
+        raise ValueError("prepare_ddp_for_gradient_release needs an optimi_nb optimizer built with "
+                         "gradient_release=True")
     optimized = {id(p) for g in optimizer.param_groups for p in g["params"]}
     def allreduce_then_step(process_group, bucket):
         def step(reduced):

@@ -31,14 +31,14 @@ sub_, div_, sqrt_, sign_, reciprocal_ = map(_tensor_or_list_op, ["sub_", "div_",
 def clamp_min_(x: Tensors, # overwritten
                low: float, # the smallest value kept
               ) -> None:
-    "In place `x ← max(x, low)`: `Tensor.clamp_(min=)` on a tensor (torch 2.9's DTensor has no `clamp_min_`), a foreach op on a list"
+    "In place `x ← max(x, low)`: `Tensor.clamp_(min=)` on a tensor (DTensor lacks `clamp_min_`), foreach on a list"
     if isinstance(x, list): torch._foreach_clamp_min_(x, low)
     else: x.clamp_(min=low)
 
 def copy_(x: Tensors, # overwritten
           src: Tensors, # copied into `x`
          ) -> None:
-    "In place `x ← src`: `Tensor.copy_` on a tensor, `torch._foreach_copy_` on a list (a loop over FSDP2's DTensor shards, which lack it)"
+    "In place `x ← src`: `Tensor.copy_` on a tensor, `_foreach_copy_` on a list (a loop for DTensors, which lack it)"
     if not isinstance(x, list): x.copy_(src)
     elif x and isinstance(x[0], DTensor):
         for xi, si in zip(x, src): xi.copy_(si)
@@ -98,9 +98,10 @@ def lerp_(x: Tensors, # updated in place
 def sqrt_into_(out: Tensors, # overwritten with √x
                x: Tensors, # read
               ) -> None:
-    "out ← √x: one pass on a tensor; on a list a copy and an in-place square root, or new roots where `x` is wider than `out`"
+    "out ← √x: one pass on a tensor; on a list a copy then an in-place √, or new roots if `x` is wider than `out`"
     if not isinstance(out, list): torch.sqrt(x, out=out)
-    elif x and x[0].dtype.itemsize > out[0].dtype.itemsize: copy_(out, torch._foreach_sqrt(x))  # fp32 v beside fp16 weights: √ first
+    # fp32 v beside fp16 weights: √ first
+    elif x and x[0].dtype.itemsize > out[0].dtype.itemsize: copy_(out, torch._foreach_sqrt(x))
     else: copy_(out, x); sqrt_(out)
 
 # %% ../nbs/00_foreach.ipynb #6efbda1a
@@ -119,7 +120,7 @@ def mul_(x: Tensors, # the tensor or list of tensors to scale in place
 # %% ../nbs/00_foreach.ipynb #a7a863bc
 def foreach_by_default(params: list[Tensor], # the parameters to update together
                       ) -> bool: # whether to take the foreach path
-    "What `foreach=None` means: foreach ops on accelerators, where they save kernel launches; the for-loop on CPU, where it reuses the cache"
+    "What `foreach=None` means: foreach ops on accelerators (fewer kernel launches), a for-loop on CPU (uses the cache)"
     return all(p.device.type != "cpu" for p in params)
 
 # %% ../nbs/00_foreach.ipynb #5e3cfa66

@@ -18,21 +18,21 @@ from .base import BaseOptimizer
 class ReleaseState:
     "What an optimizer keeps while gradient release hooks run"
     released: set[int] # ids of the parameters a hook steps
-    hook_param: Callable[[Tensor], None] | None # gives a parameter a hook of its own; None where none can be added (DDP)
+    hook_param: Callable[[Tensor], None] | None # gives a parameter a hook of its own; None where none can be (DDP)
     stepped: set[int] = field(default_factory=set) # ids of the parameters hooks stepped since the last `step()`
-    loop_steps: bool = False # whether the training loop calls `step()`: then a hook stepping a parameter twice before it warns
+    loop_steps: bool = False # whether the loop calls `step()`: then a hook stepping a parameter twice before it warns
 
 @patch
 def _start_release(self: BaseOptimizer,
                    params: list[Tensor], # the parameters that hooks step from now on
-                   hook_param: Callable[[Tensor], None] | None, # gives a parameter a hook of its own; None where none can be added (DDP)
+                   hook_param: Callable[[Tensor], None] | None, # gives a param a hook of its own; None: can't (DDP)
                   ) -> None:
     "Gradient release begins: hooks step `params`; `step()` and `zero_grad()` handle the rest"
     self._release, self._release_prepared = ReleaseState({id(p) for p in params}, hook_param), True
 
 @patch(as_prop=True)
 def _step_supports_amp_scaling(self: BaseOptimizer) -> bool: # True while the hooks run
-    "While gradient release hooks run, a GradScaler hands `step()` its scale instead of unscaling, and `step()` refuses it"
+    "While gradient release hooks run, a GradScaler hands `step()` its scale, not unscaling, and `step()` refuses it"
     return self._release is not None
 
 # %% ../nbs/08_release.ipynb #1195b195
@@ -42,9 +42,10 @@ def _release_step(self: BaseOptimizer, param: Tensor) -> None:
     release = self._release
     if release.loop_steps and not self._optimizer_accumulation:
         if id(param) in release.stepped:
-            self._warn_once("accumulation", "gradient release stepped a parameter twice between two step() calls: gradient "
-                            "accumulation (a framework's, or a loop's) cannot work, since each backward steps every parameter and "
-                            "frees its gradient. Use optimizer_accumulation instead (see the Optimizer accumulation chapter)")
+            self._warn_once("accumulation", "gradient release stepped a parameter twice between two step() calls: "
+                            "gradient accumulation (a framework's, or a loop's) cannot work, since each backward steps "
+                            "every parameter and frees its gradient. Use optimizer_accumulation instead (see the "
+                            "Optimizer accumulation chapter)")
         release.stepped.add(id(param))
     self.step(param=param)
     self.zero_grad(param=param)
@@ -83,28 +84,34 @@ def stepping_while_alive(optimizer: BaseOptimizer) -> Callable[[Tensor], None]:
 
 def prepare_for_gradient_release(model: nn.Module, # the model whose parameters the hooks update
                                  optimizer: BaseOptimizer, # an optimi_nb optimizer built with `gradient_release=True`
-                                 ignore_existing_hooks: bool = False, # add ours even if parameters already have post-accumulate-grad hooks; re-prepare a prepared model
+                                 # add ours even if parameters have post-accumulate-grad hooks; re-prepare a model
+                                 ignore_existing_hooks: bool = False,
                                 ) -> None:
     "Step each of `model`'s trainable parameters in `optimizer` during backward, as soon as its gradient is complete"
     if not isinstance(optimizer, BaseOptimizer):
-        raise TypeError(f"prepare_for_gradient_release needs an optimi_nb optimizer, got {type(optimizer).__module__}.{type(optimizer).__name__}")
+        raise TypeError(f"prepare_for_gradient_release needs an optimi_nb optimizer, "
+                        f"got {type(optimizer).__module__}.{type(optimizer).__name__}")
     if not optimizer.gradient_release:
         raise ValueError("prepare_for_gradient_release needs an optimi_nb optimizer built with gradient_release=True")
     if isinstance(model, nn.parallel.DistributedDataParallel):
-        raise ValueError("under DistributedDataParallel these hooks would fire before the gradients are all-reduced, and the "
-                         "replicas would diverge: use optimi_nb.distributed.prepare_ddp_for_gradient_release")
+        raise ValueError("under DistributedDataParallel these hooks would fire before the gradients are all-reduced, "
+                         "and the replicas would diverge: use optimi_nb.distributed.prepare_ddp_for_gradient_release")
     if "_gradient_release" in model.__dict__:
         if not ignore_existing_hooks:
-            raise ValueError("model is already prepared for gradient release; pass ignore_existing_hooks=True to prepare it again")
+            raise ValueError("model is already prepared for gradient release; "
+                             "pass ignore_existing_hooks=True to prepare it again")
         remove_gradient_release(model)
     optimized = {id(p) for g in optimizer.param_groups for p in g["params"]}
     params = [p for p in model.parameters() if p.requires_grad and id(p) in optimized]
     if not ignore_existing_hooks and any(p._post_accumulate_grad_hooks for p in params):
-        raise ValueError("model has post-accumulate-grad hooks already; pass ignore_existing_hooks=True to add ours anyway")
+        raise ValueError("model has post-accumulate-grad hooks already; "
+                         "pass ignore_existing_hooks=True to add ours anyway")
     if any(p.dtype == torch.float16 for p in params):
-        warnings.warn("fp16 parameters under gradient release: fp16 training needs a GradScaler, which unscales and checks "
-                      "all gradients before any step, and the gradients are gone by then; train in bf16 instead", UserWarning, stacklevel=2)
-    handles, step = [], stepping_while_alive(optimizer)  # handles: ours, including those of parameters hooked later (unfrozen, or added since)
+        warnings.warn("fp16 parameters under gradient release: fp16 training needs a GradScaler, which unscales and "
+                      "checks all gradients before any step, and the gradients are gone by then; train in bf16 instead",
+                      UserWarning, stacklevel=2)
+    # handles: ours, including those of parameters hooked later (unfrozen, or added since)
+    handles, step = [], stepping_while_alive(optimizer)
     def hook(param: Tensor) -> None: handles.append(param.register_post_accumulate_grad_hook(step))
     for param in params: hook(param)
     model._gradient_release = (optimizer, handles)
@@ -114,8 +121,8 @@ def remove_gradient_release(model: nn.Module, # a model passed to `prepare_for_g
                            ) -> None:
     "Remove the gradient release hooks from `model`; its optimizer's ordinary `step()` and `zero_grad()` work again"
     if "_gradient_release" not in model.__dict__:
-        warnings.warn(f"remove_gradient_release: this {type(model).__name__} was not prepared for gradient release; nothing to remove",
-                      UserWarning, stacklevel=2)
+        warnings.warn(f"remove_gradient_release: this {type(model).__name__} was not prepared for gradient release; "
+                      "nothing to remove", UserWarning, stacklevel=2)
         return
     optimizer, handles = model.__dict__.pop("_gradient_release")
     for handle in handles: handle.remove()

@@ -16,19 +16,21 @@ def _hf_gradient_release() -> type:
     TrainerCallback = framework_module("transformers").TrainerCallback
 
     class HFGradientRelease(TrainerCallback):
-        "Gradient release in Hugging Face's Trainer; with `optimizer_accumulation`, optimizer accumulation over its gradient_accumulation_steps"
-        def __init__(self, optimizer_accumulation: bool = False, # fold each step's micro-batches but the last into the optimizer state
+        "Gradient release in Hugging Face's Trainer; `optimizer_accumulation` folds over gradient_accumulation_steps"
+        def __init__(self, optimizer_accumulation: bool = False, # fold each step's micro-batches but the last
                     ):
             self.optimizer_accumulation, self.hook = optimizer_accumulation, None
 
         def on_train_begin(self, args, state, control, model=None, optimizer=None, **kwargs):
-            "Refuse what gradient release cannot honour, then prepare `model`: the optimizer is built, and a resumed state loaded"
+            "Refuse what release can't honour, then prepare `model`: the optimizer is built, a resumed state loaded"
             micro = args.gradient_accumulation_steps
             check_release_settings(f"max_grad_norm={args.max_grad_norm}" if args.max_grad_norm else "",
-                                   f"gradient_accumulation_steps={micro}" if micro > 1 else "", args.world_size, self.optimizer_accumulation)
+                                   f"gradient_accumulation_steps={micro}" if micro > 1 else "", args.world_size,
+                                   self.optimizer_accumulation)
             opt = getattr(optimizer, "optimizer", optimizer)  # inside Accelerate's AcceleratedOptimizer
             prepare_for_gradient_release(model, opt)
-            def fold(module, inputs):  # before each micro-batch the Trainer sets Accelerate's sync_gradients: True where it steps after
+            # before each micro-batch the Trainer sets Accelerate's sync_gradients: True where it steps after
+            def fold(module, inputs):
                 opt.optimizer_accumulation = module.training and not optimizer.gradient_state.sync_gradients
             if micro > 1: self.hook = model.register_forward_pre_hook(fold)
 
@@ -44,7 +46,7 @@ def _hf_schedule_free() -> type:
     TrainerCallback = framework_module("transformers").TrainerCallback
 
     class HFScheduleFree(TrainerCallback):
-        "Schedule-Free in Hugging Face's Trainer: the weights at the average x whenever the Trainer saves, and when training ends"
+        "Schedule-Free in Hugging Face's Trainer: the weights at the average x whenever it saves and when training ends"
         def on_train_begin(self, args, state, control, optimizer=None, **kwargs):
             "Refuse an optimizer without Schedule-Free's modes; the Trainer switches to y before each training step"
             switch_modes([getattr(optimizer, "optimizer", optimizer)], "train")
@@ -64,24 +66,27 @@ def _lightning_gradient_release() -> type:
     Callback = framework_module("lightning.pytorch").Callback
 
     class LightningGradientRelease(Callback):
-        "Gradient release in Lightning; with `optimizer_accumulation`, optimizer accumulation over its accumulate_grad_batches"
-        def __init__(self, optimizer_accumulation: bool = False, # fold the batches before each step into the optimizer state
+        "Gradient release in Lightning; `optimizer_accumulation` folds over accumulate_grad_batches"
+        def __init__(self, optimizer_accumulation: bool = False, # fold the batches before each step into the state
                     ):
             self.optimizer_accumulation = optimizer_accumulation
 
         def on_train_start(self, trainer, pl_module):
-            "Refuse what gradient release cannot honour, then prepare the module: its optimizer is built, and a resumed state loaded"
+            "Refuse what release can't honour, then prepare the module: its optimizer is built, a resumed state loaded"
             clip, micro = trainer.gradient_clip_val, trainer.accumulate_grad_batches
-            check_release_settings(f"gradient_clip_val={clip}" if clip else "", f"accumulate_grad_batches={micro}" if micro > 1 else "",
+            check_release_settings(f"gradient_clip_val={clip}" if clip else "",
+                                   f"accumulate_grad_batches={micro}" if micro > 1 else "",
                                    trainer.world_size, self.optimizer_accumulation)
             if len(trainer.optimizers) != 1:
-                raise ValueError(f"{len(trainer.optimizers)} optimizers: LightningGradientRelease prepares a module with one optimizer")
+                raise ValueError(f"{len(trainer.optimizers)} optimizers: "
+                                 "LightningGradientRelease prepares a module with one optimizer")
             prepare_for_gradient_release(pl_module, trainer.optimizers[0])
 
         def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
             "Fold this batch into the optimizer state unless Lightning steps after it"
             if not self.optimizer_accumulation: return
-            steps = (batch_idx + 1) % trainer.accumulate_grad_batches == 0 or batch_idx + 1 == trainer.num_training_batches
+            steps = ((batch_idx + 1) % trainer.accumulate_grad_batches == 0
+                     or batch_idx + 1 == trainer.num_training_batches)
             trainer.optimizers[0].optimizer_accumulation = not steps
 
         def on_train_end(self, trainer, pl_module):
@@ -95,7 +100,7 @@ def _lightning_schedule_free() -> type:
     Callback = framework_module("lightning.pytorch").Callback
 
     class LightningScheduleFree(Callback):
-        "Schedule-Free in Lightning: the weights at y for each training batch; at the average x to validate, at each epoch's end and after training"
+        "Schedule-Free in Lightning: weights at y to train; at the average x to validate, at epoch ends, after training"
         def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
             "Switch to y, where gradients are taken"
             switch_modes(trainer.optimizers, "train")
@@ -120,19 +125,22 @@ def _fastai_gradient_release() -> type:
     training, torch_core = framework_module("fastai.callback.training"), framework_module("fastai.torch_core")
 
     class FastaiGradientRelease(Callback):
-        "Gradient release in fastai; with `optimizer_accumulation`, optimizer accumulation under its GradientAccumulation callback"
-        def __init__(self, optimizer_accumulation: bool = False, # fold the batches before each step into the optimizer state
+        "Gradient release in fastai; with `optimizer_accumulation`, optimizer accumulation under GradientAccumulation"
+        def __init__(self, optimizer_accumulation: bool = False, # fold the batches before each step into the state
                     ):
             self.optimizer_accumulation, self.accumulation = optimizer_accumulation, None
 
         def before_fit(self):
             "Refuse what gradient release cannot honour, then prepare the model: fit (or load) has built the optimizer"
             clip = next((cb for cb in self.learn.cbs if isinstance(cb, training.GradientClip)), None)
-            self.accumulation = next((cb for cb in self.learn.cbs if isinstance(cb, training.GradientAccumulation)), None)
+            self.accumulation = next((cb for cb in self.learn.cbs if isinstance(cb, training.GradientAccumulation)),
+                                     None)
             check_release_settings(f"GradientClip(max_norm={clip.max_norm})" if clip else "",
-                                   f"GradientAccumulation(n_acc={self.accumulation.n_acc})" if self.accumulation else "",
+                                   (f"GradientAccumulation(n_acc={self.accumulation.n_acc})" if self.accumulation
+                                    else ""),
                                    torch_core.num_distrib(), self.optimizer_accumulation)
-            prepare_for_gradient_release(self.learn.model, getattr(self.learn.opt, "opt", self.learn.opt))  # inside OptimWrapper
+            # inside OptimWrapper
+            prepare_for_gradient_release(self.learn.model, getattr(self.learn.opt, "opt", self.learn.opt))
 
         def before_backward(self):
             "Under GradientAccumulation, fold this batch into the optimizer state unless fastai steps after it"
@@ -178,35 +186,37 @@ def framework_module(name: str, # a module of fastai, transformers or lightning,
     try: return importlib.import_module(name)
     except ModuleNotFoundError as e:
         if (e.name or "").split(".")[0] != package: raise  # the framework is there; something it needs is not
-        raise ImportError(f"this optimi_nb integration needs {package}, which is not installed: pip install {package}") from e
+        raise ImportError(f"this optimi_nb integration needs {package}, which is not installed: "
+                          f"pip install {package}") from e
 
 # %% ../nbs/23_frameworks.ipynb #72bb2200
-def check_release_settings(clipping: str, # the framework's gradient clipping setting as "name=value"; "" when it does not clip
-                           accumulation: str, # its gradient accumulation setting as "name=value"; "" when it does not accumulate
+def check_release_settings(clipping: str, # the framework's gradient clipping setting as "name=value"; "": no clipping
+                           accumulation: str, # its gradient accumulation setting as "name=value"; "": none
                            processes: int, # how many processes train
                            optimizer_accumulation: bool, # whether the callback runs optimizer accumulation
                           ) -> None:
-    "A ValueError for a framework setting that gradient release cannot honour, naming the setting and what to do instead"
+    "A ValueError for a framework setting that gradient release can't honour, naming the setting and what to do instead"
     if clipping:
-        raise ValueError(f"{clipping}: under gradient release the gradients are gone when the framework clips them, so nothing "
-                         "would be clipped; turn clipping off (StableAdamW needs none)")
+        raise ValueError(f"{clipping}: under gradient release the gradients are gone when the framework clips them, so "
+                         "nothing would be clipped; turn clipping off (StableAdamW needs none)")
     if accumulation and not optimizer_accumulation:
         raise ValueError(f"{accumulation}: under gradient release every micro-batch would update the weights; pass "
-                         "optimizer_accumulation=True to the callback to fold all but the last into the optimizer state")
+                         "optimizer_accumulation=True to the callback to fold all but the last into the optimizer "
+                         "state")
     if processes > 1:
         raise ValueError(f"{processes} processes: these hooks would step before the processes average their gradients; "
                          "see optimi_nb.distributed")
 
 # %% ../nbs/23_frameworks.ipynb #4d680ec9
-def switch_modes(optimizers: list, # Schedule-Free optimizers, such as optimi_nb's AdamWScheduleFree or the schedulefree package's
+def switch_modes(optimizers: list, # Schedule-Free optimizers: optimi_nb's AdamWScheduleFree, the schedulefree package's
                  mode: str, # "train": the weights at y, where gradients are taken; "eval": at the average x
                 ) -> None:
     "Switch each of `optimizers` to `mode`; a TypeError for an optimizer without Schedule-Free's train() and eval()"
     if mode not in ("train", "eval"): raise ValueError(f"mode must be 'train' or 'eval', got {mode!r}")
     for opt in optimizers:
         if not (callable(getattr(opt, "train", None)) and callable(getattr(opt, "eval", None))):
-            raise TypeError(f"{type(opt).__name__} has no train() and eval(): the Schedule-Free callbacks need a Schedule-Free "
-                            "optimizer, such as optimi_nb's AdamWScheduleFree or SGDScheduleFree")
+            raise TypeError(f"{type(opt).__name__} has no train() and eval(): the Schedule-Free callbacks need a "
+                            "Schedule-Free optimizer, such as optimi_nb's AdamWScheduleFree or SGDScheduleFree")
         getattr(opt, mode)()
 
 # %% ../nbs/23_frameworks.ipynb #52f3cec1
@@ -215,7 +225,7 @@ _BUILDERS = {"HFGradientRelease": _hf_gradient_release, "HFScheduleFree": _hf_sc
              "FastaiGradientRelease": _fastai_gradient_release, "FastaiScheduleFree": _fastai_schedule_free}
 
 def __getattr__(name: str) -> type:
-    "Build the callback class `name` on its framework, importing the framework now; an AttributeError for any other name"
+    "Build the callback class `name` on its framework, importing the framework now; an AttributeError for other names"
     if name not in _BUILDERS: raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     cls = _BUILDERS[name]()
     cls.__module__, cls.__qualname__ = __name__, name  # where pickle looks for it

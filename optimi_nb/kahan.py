@@ -15,7 +15,7 @@ LOW_PRECISION = (torch.bfloat16, torch.float16)  # dtypes whose weights get a Ka
 
 # %% ../nbs/02_kahan.ipynb #f1d8e394
 def uses_kahan(param: Tensor, # a parameter
-               kahan_sum: bool | None, # the optimizer's setting: None (automatic) or True turn it on for bf16/fp16, False off
+               kahan_sum: bool | None, # the optimizer's setting: None (automatic) or True: on for bf16/fp16; False: off
               ) -> bool: # True for a bf16/fp16 parameter unless `kahan_sum` is False
     "Whether `param` is updated with Kahan summation: a bf16/fp16 parameter, unless `kahan_sum` is False"
     return kahan_sum is not False and param.dtype in LOW_PRECISION
@@ -39,7 +39,7 @@ DROPPED_BITS = {torch.bfloat16: 16, torch.float16: 13}  # fp32 significand bits 
 def round_by_splitting(x: Tensor, # fp32 values
                        dtype: torch.dtype, # torch.bfloat16 or torch.float16
                       ) -> Tensor: # the rounded values, in fp32
-    "fp32 `x` rounded to the nearest `dtype` number, kept in fp32, by Veltkamp's splitting (exact unless multiply-adds are fused)"
+    "fp32 `x` rounded to the nearest `dtype` number, kept in fp32, by Veltkamp's splitting (exact unless FMA is used)"
     c = x * SPLITTERS[dtype]
     return c - (c - x)
 
@@ -55,14 +55,14 @@ def round_by_bits(x: Tensor, # fp32 values
 def round_to(x: Tensor, # fp32 values
              dtype: torch.dtype, # torch.bfloat16 or torch.float16
             ) -> Tensor: # the rounded values, in fp32
-    "`x` rounded to the nearest `dtype` number, kept in fp32, with arithmetic a compiler cannot skip: splitting on CPU, bits elsewhere"
+    "`x` rounded to the nearest `dtype` number, in fp32, by math a compiler can't skip: splitting on CPU, else bits"
     return round_by_splitting(x, dtype) if x.device.type == "cpu" else round_by_bits(x, dtype)
 
 # %% ../nbs/02_kahan.ipynb #00ae7ea2
 def kahan_commit_compiled_(param: Tensors, # weights, updated in place
                            kahan_comp: Tensors, # holds u on entry, the new compensation on exit
                           ) -> None:
-    "`kahan_commit_` for compiled code: the sum's rounding made explicit, so the compiler's fp32 registers cannot cancel it"
+    "`kahan_commit_` for compiled code: the sum's rounding made explicit, so fp32 registers can't cancel it"
     for p, k in zip(*(x if isinstance(x, list) else [x] for x in (param, kahan_comp))):
         total = p.float() + k.float()  # θ + u
         rounded = round_to(total, p.dtype)  # θ', exactly what p can store

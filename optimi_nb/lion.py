@@ -21,7 +21,7 @@ def lion_update(param: Tensors, # weights
                 lr: float, # γ
                 beta1: float, # β1, the interpolation weight of the step
                 beta2: float, # β2, the decay of m
-                u_weight: float, # (1-β2)/(1-β1), the weight of u as m moves towards it: one number, not a quotient of rounded betas
+                u_weight: float, # (1-β2)/(1-β1), u's weight as m moves to it: one number, not rounded betas' quotient
                ) -> None:
     "Lion: step by -γ·sign(β1·m + (1-β1)·g), then m ← β2·m + (1-β2)·g"
     if target is None: return lerp_(exp_avg, grad, 1 - beta2)  # optimizer accumulation: the average only
@@ -49,6 +49,6 @@ class Lion(BaseOptimizer):
                      group: dict, # the param group
                      step: int, # t, counting from 1 (unused: Lion has no bias correction)
                     ) -> dict: # beta1, beta2 and u_weight for `lion_update`
-        "The betas, as they are (Lion has no bias correction), and u's weight as m moves towards it, (1-β2)/(1-β1), computed once in double precision"
+        "The betas as they are (no bias correction), and u's weight (1-β2)/(1-β1), computed once in double precision"
         beta1, beta2 = group["betas"]
         return dict(beta1=beta1, beta2=beta2, u_weight=(1 - beta2) / (1 - beta1))

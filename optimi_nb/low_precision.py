@@ -16,7 +16,7 @@ from .kahan import DROPPED_BITS, LOW_PRECISION
 def stochastic_round_(param: Tensor, # a bf16 or fp16 tensor, overwritten
                       value: Tensor, # the exact fp32 values to round into it; modified
                       generator: torch.Generator | None = None, # the source of randomness, for reproducibility
-                      scratch: Tensor | None = None, # a 16-bit tensor like `param` to hold the noise (the gradient's buffer)
+                      scratch: Tensor | None = None, # a 16-bit tensor like `param` for the noise (the grad's buffer)
                      ) -> None:
     "param ← value, each element rounded up or down at random so that the rounding is right on average"
     drop = DROPPED_BITS[param.dtype]
@@ -42,8 +42,9 @@ def power_of_two_by_bits(x: Tensor, # bf16 or fp16 values
 
 def power_of_two_by_rounding(x: Tensor, # bf16 or fp16 values
                             ) -> Tensor: # fp32
-    "2^e with 2^e ≤ |x| < 2^(e+1), by arithmetic alone: 3/4·|x| rounded to one significant bit by Veltkamp's splitting; at most 2^-127 for fp32 subnormals"
-    v = x.float().abs().mul_(0.75)  # in [3/4·2^e, 3/2·2^e), exact (x has at most 11 significant bits): its nearest power of two is 2^e
+    "2^e ≤ |x| < 2^(e+1) by arithmetic alone: 3/4·|x| split to 1 significant bit (Veltkamp); ≤ 2^-127 if subnormal"
+    # in [3/4·2^e, 3/2·2^e), exact (x has at most 11 significant bits): its nearest power of two is 2^e
+    v = x.float().abs().mul_(0.75)
     big = v >= 2.0**100  # where the product below would overflow: scaled down and back, exactly
     v = torch.where(big, v * 2.0**-64, v)
     c = v * (2.0**23 + 1)
@@ -51,8 +52,9 @@ def power_of_two_by_rounding(x: Tensor, # bf16 or fp16 values
 
 def power_of_two(x: Tensor, # bf16 or fp16 values
                 ) -> Tensor: # fp32
-    "2^e with 2^e ≤ |x| < 2^(e+1): by rounding in compiled CPU code, where Inductor turns a bit cast into a scalar loop; from the bits elsewhere"
-    return power_of_two_by_rounding(x) if torch.compiler.is_compiling() and x.device.type == "cpu" else power_of_two_by_bits(x)
+    "2^e ≤ |x| < 2^(e+1): by rounding in compiled CPU code (Inductor makes bit casts scalar loops), else by bits"
+    return (power_of_two_by_rounding(x) if torch.compiler.is_compiling() and x.device.type == "cpu"
+            else power_of_two_by_bits(x))
 
 def ulp(x: Tensor, # bf16 or fp16 values
        ) -> Tensor: # fp32 spacings, shaped like `x`
@@ -62,8 +64,9 @@ def ulp(x: Tensor, # bf16 or fp16 values
 
 # %% ../nbs/03_rounding.ipynb #b7ea53bb
 def _fp32_rules(fp32_modules, fp32_buffers) -> tuple[tuple[type, ...], tuple[type, ...], tuple[str, ...]]:
-    "Check and split the arguments: module types kept whole, module types whose buffers are kept, lower-case name keywords"
-    def items(x): return () if x is None else tuple(x) if isinstance(x, Iterable) and not isinstance(x, (str, type)) else (x,)
+    "Check and split the arguments: module types kept whole, module types with kept buffers, lower-case name keywords"
+    def items(x):
+        return () if x is None else tuple(x) if isinstance(x, Iterable) and not isinstance(x, (str, type)) else (x,)
     def is_module_type(x): return isinstance(x, type) and issubclass(x, nn.Module)
     for item in items(fp32_modules):
         if not is_module_type(item): raise TypeError(f"fp32_modules must hold nn.Module types, got {item!r}")
@@ -77,10 +80,11 @@ def _fp32_rules(fp32_modules, fp32_buffers) -> tuple[tuple[type, ...], tuple[typ
 def to_low_precision(model: nn.Module, # the model, converted in place
                      dtype: torch.dtype = torch.bfloat16, # the low-precision dtype
                      device: torch.device | str | None = None, # where to move the model too; None: leave it
-                     fp32_modules: type | Iterable[type] | None = nn.Embedding, # module types whose parameters and buffers stay fp32
-                     fp32_buffers: str | type | Iterable[str | type] | None = ("rope", "rotary"), # keep the buffers of modules whose qualified name contains one of these keywords, or of these module types
+                     fp32_modules: type | Iterable[type] | None = nn.Embedding, # module types whose tensors stay fp32
+                     # keep the buffers of modules of these types or whose qualified name contains one of these keywords
+                     fp32_buffers: str | type | Iterable[str | type] | None = ("rope", "rotary"),
                     ) -> nn.Module: # `model`, converted in place
-    "Cast `model`'s floating-point parameters and buffers to `dtype`, keeping `fp32_modules` and the buffers `fp32_buffers` names in fp32"
+    "Cast `model`'s float params and buffers to `dtype`, keeping `fp32_modules` and buffers `fp32_buffers` names fp32"
     if dtype not in LOW_PRECISION: raise ValueError(f"dtype must be torch.bfloat16 or torch.float16, got {dtype}")
     keep_modules, buffer_types, keywords = _fp32_rules(fp32_modules, fp32_buffers)
     if device is not None: model.to(device)
@@ -111,7 +115,7 @@ def gpu_capability(device: torch.device | str, # a device
 # %% ../nbs/03_rounding.ipynb #ce5273ab
 def native_low_precision(device: torch.device | str, # where training runs
                         ) -> torch.dtype: # bf16, or fp16 on a GPU without bf16 arithmetic
-    "The 16-bit float `device` computes natively: bf16, but fp16 on an NVIDIA GPU below compute capability 8.0 (a T4), where bf16 is emulated"
+    "The 16-bit float `device` computes natively: bf16, or fp16 on NVIDIA GPUs below capability 8.0 (T4: bf16 emulated)"
     capability = gpu_capability(device)
     return torch.float16 if capability is not None and capability < (8, 0) else torch.bfloat16
 
@@ -119,5 +123,5 @@ def native_low_precision(device: torch.device | str, # where training runs
 def inductor_refuses(dtype: torch.dtype, # the parameters' dtype
                      capability: tuple[int, int] | None, # the NVIDIA GPU's compute capability; None: not an NVIDIA GPU
                     ) -> bool: # True where Inductor would not compile such code
-    "Whether torch.compile declines to compile an update of `dtype` tensors there: bf16 below compute capability 8.0 (a T4)"
+    "Whether torch.compile declines to compile an update of `dtype` tensors there: bf16 below capability 8.0 (a T4)"
     return capability is not None and capability < (8, 0) and dtype == torch.bfloat16

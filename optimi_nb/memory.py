@@ -17,7 +17,7 @@ CATEGORIES = ("param", "grad", "opt", "act", "temp", "total")  # MemTracker's ca
 # %% ../nbs/30_memory.ipynb #28bcd9a3
 def step_memory(model: nn.Module, # the model being trained
                 optimizer: torch.optim.Optimizer, # its optimizer
-                step: Callable[[MemTracker | None], object], # one training step; gets the tracker (None for the warm-up run)
+                step: Callable[[MemTracker | None], object], # one training step; gets the tracker (None: warm-up)
                ) -> dict[str, float]:
     "Bytes per parameter by category at the peak of one training step of `model`, measured with MemTracker"
     step(None)  # creates the optimizer state, which the tracker then counts as optimizer state
@@ -35,15 +35,16 @@ def step_memory(model: nn.Module, # the model being trained
 # %% ../nbs/30_memory.ipynb #6ddbd10e
 def cuda_peak_bytes_per_param(model: nn.Module, # a model on a CUDA device
                               step: Callable[[], object], # one training step
-                              optimizer: torch.optim.Optimizer | None = None, # its optimizer, whose state (once made) is counted
+                              optimizer: torch.optim.Optimizer | None = None, # its optimizer: state counted once made
                              ) -> float:
-    "Peak CUDA memory allocated during one training step (after a warm-up step), per parameter, less what the process held besides the model and `optimizer`'s state"
-    step()  # the warm-up makes the optimizer state, and what CUDA libraries allocate once: cuBLAS's workspace, 32 MiB on an H200
+    "Peak CUDA memory per parameter of a step after a warm-up, less what was held besides model and `optimizer` state"
+    step()  # the warm-up makes the optimizer state, and what CUDA libraries allocate once, such as cuBLAS's workspace
     gc.collect()  # anything dropped earlier but kept by a reference cycle
     tensors = [*model.parameters(), *model.buffers(), *(p.grad for p in model.parameters() if p.grad is not None)]
-    if optimizer is not None: tensors += [v for s in optimizer.state.values() for v in s.values() if isinstance(v, Tensor)]
+    if optimizer is not None:
+        tensors += [v for s in optimizer.state.values() for v in s.values() if isinstance(v, Tensor)]
     storages = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes() for t in tensors if t.is_cuda}
-    elsewhere = torch.cuda.memory_allocated() - sum(storages.values())  # earlier runs, data, other models, the workspaces
+    elsewhere = torch.cuda.memory_allocated() - sum(storages.values())  # earlier runs, data, other models, workspaces
     torch.cuda.synchronize(); torch.cuda.reset_peak_memory_stats()
     step()
     torch.cuda.synchronize()

@@ -18,47 +18,49 @@ from .adam import Adam, adam_update, debias_beta
 from .base import SIGNED, BaseOptimizer, Buffer, check_option, check_range
 from .foreach import Tensors, add_, lerp_
 
-NS_COEFFICIENTS = (3.4445, -4.7750, 2.0315)  # Jordan et al.'s quintic: steep at zero; five iterations put singular values in about [0.68, 1.21]
-MAX_BATCH_ELEMENTS = 2**25  # foreach batches at most this many matrix elements (or one matrix): bounds the iteration's temporaries
+NS_COEFFICIENTS = (3.4445, -4.7750, 2.0315)  # Jordan et al.'s quintic, steep at 0: 5 iterations put σ in ~[0.68, 1.21]
+MAX_BATCH_ELEMENTS = 2**25  # matrix elements per foreach batch at most (or one matrix): bounds the temporaries
 
 # %% ../nbs/18_muon.ipynb #8ed207f5
-@torch.compiler.disable  # eager under compiled=True: the products are library calls either way, and eager ones round as the other paths' do
+@torch.compiler.disable  # eager under compiled=True: products are library calls anyway, and round as other paths' do
 def newton_schulz(x: Tensor, # a batch of matrices, shape (n, A, B)
                   coefficients: tuple[tuple[float, float, float], ...], # (a, b, c) of each iteration, in order
                   eps: float, # floor of the Frobenius norm, for an all-zero matrix
                  ) -> Tensor: # the orthogonalized batch, bf16, shaped like `x`
-    "U·S'·Vᵀ with every S' near 1, for each x = U·S·Vᵀ: quintic Newton–Schulz iterations in bf16 after Frobenius normalisation"
+    "U·S'·Vᵀ (S' ≈ 1) for x = U·S·Vᵀ: bf16 quintic Newton–Schulz iterations after Frobenius normalisation"
     x = x.bfloat16()
     tall = x.size(-2) > x.size(-1)
-    if tall: x = x.mT  # iterate on the wide orientation: the Gram matrix X·Xᵀ is then the smaller one
-    x = x / x.norm(dim=(-2, -1), keepdim=True).clamp_min(eps)  # ‖X‖₂ ≤ ‖X‖_F = 1: every singular value in [0, 1]
+    if tall: x = x.mT  # iterate on the wide orientation: the Gram matrix X·Xᵀ is then smaller
+    x = x / x.norm(dim=(-2, -1), keepdim=True).clamp_min(eps)  # ‖X‖₂ ≤ ‖X‖_F = 1: singular values in [0, 1]
     for a, b, c in coefficients:
         gram = x @ x.mT
         x = torch.baddbmm(x, torch.baddbmm(gram, gram, gram, beta=b, alpha=c), x, beta=a)  # (aI + bXXᵀ + c(XXᵀ)²)X
     return x.mT if tall else x
 
 # %% ../nbs/18_muon.ipynb #ae65c8c7
-POLAR_EXPRESS_SAFETY = 1.01  # every polynomial but the last evaluated at x/1.01: room for bf16's rounding above the fitted interval
-POLAR_EXPRESS = tuple((a / POLAR_EXPRESS_SAFETY, b / POLAR_EXPRESS_SAFETY**3, c / POLAR_EXPRESS_SAFETY**5) for a, b, c in (
-    (8.28721201814563, -23.595886519098837, 17.300387312530933),  # Amsel et al.'s greedy minimax quintics, for σ in [1e-3, 1]
+POLAR_EXPRESS_SAFETY = 1.01  # all but the last polynomial at x/1.01: room for bf16's rounding above the fitted interval
+POLAR_EXPRESS = tuple((a / POLAR_EXPRESS_SAFETY, b / POLAR_EXPRESS_SAFETY**3, c / POLAR_EXPRESS_SAFETY**5)
+                      for a, b, c in (  # Amsel et al.'s greedy minimax quintics, for σ in [1e-3, 1]
+    (8.28721201814563, -23.595886519098837, 17.300387312530933),
     (4.107059111542203, -2.9478499167379106, 0.5448431082926601),
     (3.9486908534822946, -2.908902115962949, 0.5518191394370137),
     (3.3184196573706015, -2.488488024314874, 0.51004894012372),
     (2.300652019954817, -1.6689039845747493, 0.4188073119525673),
     (1.891301407787398, -1.2679958271945868, 0.37680408948524835),
-    (1.8750014808534479, -1.2500016453999487, 0.3750001645474248))) + ((15 / 8, -10 / 8, 3 / 8),)  # then the textbook quintic
+    (1.8750014808534479, -1.2500016453999487, 0.3750001645474248))) + ((15 / 8, -10 / 8, 3 / 8),)  # then textbook's
 
-def ns_schedule(coefficients: str | Sequence, # "original" (Jordan's triple), "polar_express", one (a, b, c), or a sequence of (a, b, c)
+def ns_schedule(coefficients: str | Sequence, # "original" (Jordan), "polar_express", one (a, b, c) or a sequence
                 steps: int, # iterations
                ) -> tuple[tuple[float, float, float], ...]: # the (a, b, c) of each iteration
-    "The coefficients of each of `steps` iterations; a sequence shorter than `steps` repeats its last triple, as Polar Express's reference does"
+    "The coefficients of each of `steps` iterations; a shorter sequence repeats its last triple, as Polar Express does"
     triple = lambda t: isinstance(t, (tuple, list)) and len(t) == 3 and all(isinstance(x, numbers.Real) for x in t)
     if isinstance(coefficients, str) and coefficients in ("original", "polar_express"):
         sequence = (NS_COEFFICIENTS,) if coefficients == "original" else POLAR_EXPRESS
     elif triple(coefficients): sequence = (coefficients,)
-    elif isinstance(coefficients, (tuple, list)) and coefficients and all(map(triple, coefficients)): sequence = coefficients
-    else: raise ValueError(f"ns_coefficients must be 'original', 'polar_express', a tuple of 3 numbers (a, b, c) or a sequence "
-                           f"of such tuples (one per iteration), got {coefficients!r}")
+    elif isinstance(coefficients, (tuple, list)) and coefficients and all(map(triple, coefficients)):
+        sequence = coefficients
+    else: raise ValueError(f"ns_coefficients must be 'original', 'polar_express', a tuple of 3 numbers (a, b, c) "
+                           f"or a sequence of such tuples (one per iteration), got {coefficients!r}")
     for a_b_c in sequence:
         for name, value in zip("abc", a_b_c): check_range(f"ns_coefficients {name}", value, -math.inf)
     sequence = tuple(tuple(t) for t in sequence)
@@ -101,9 +103,9 @@ def add_orthogonalized_(target: Tensors, # where the update is added
                         coefficients: tuple[tuple[float, float, float], ...], # Newton–Schulz (a, b, c) per iteration
                         eps: float, # floor of the Frobenius norm
                         adjust_lr_fn: str | None, # the lr adjustment to the matrix's shape
-                        normalize: Callable | None = None, # normalize(batch, members) -> the batch to add, for the members' positions (NorMuon's)
+                        normalize: Callable | None = None, # normalize(batch, members) -> the batch to add (NorMuon's)
                        ) -> None:
-    "target ← target - γ·ratio·NS(direction); matrices of one shape in a list go through the iteration together, in batches"
+    "target ← target - γ·ratio·NS(direction); a list's matrices of one shape are iterated on together, in batches"
     targets, directions = (target, direction) if isinstance(target, list) else ([target], [direction])
     by_shape = defaultdict(list)
     for i, d in enumerate(directions): by_shape[d.shape].append(i)
@@ -112,9 +114,10 @@ def add_orthogonalized_(target: Tensors, # where the update is added
         per_batch = max(1, MAX_BATCH_ELEMENTS // (rows * cols))
         for start in range(0, len(same_shape), per_batch):
             members = same_shape[start:start + per_batch]
-            ortho = newton_schulz(_stack([_full(directions[i]).reshape(rows, cols) for i in members]), coefficients, eps)
+            ortho = newton_schulz(_stack([_full(directions[i]).reshape(rows, cols) for i in members]),
+                                  coefficients, eps)
             if normalize is not None: ortho = normalize(ortho, members)
-            updates = [_like(o.reshape(shape), directions[i]) for o, i in zip(ortho, members)]  # added to the targets as is
+            updates = [_like(o.reshape(shape), directions[i]) for o, i in zip(ortho, members)]  # added as they are
             add_([targets[i] for i in members], updates, alpha=-lr * lr_ratio(shape, adjust_lr_fn))
 
 # %% ../nbs/18_muon.ipynb #d52fe5a2
@@ -122,32 +125,34 @@ def muon_update(param: Tensors, # weights (matrices, or tensors whose trailing d
                 grad: Tensors, # gradients; overwritten with the Nesterov look-ahead
                 momentum_buffer: Tensors, # B, the momentum
                 *,
-                target: Tensors | None, # where the update is added: `param`, its Kahan buffer, or None to update B only
+                target: Tensors | None, # where the update goes: `param`, its Kahan buffer, or None to update B only
                 lr: float, # γ
                 momentum: float, # μ
                 nesterov: bool, # orthogonalize (1-μ)g + μB instead of B
                 ns_coefficients: tuple[tuple[float, float, float], ...], # Newton–Schulz (a, b, c) per iteration
                 eps: float, # floor of the Frobenius norm
                 adjust_lr_fn: str | None, # the lr adjustment to the matrix's shape
-                normalize: Callable | None = None, # a step between the iteration and the addition (NorMuon's), see `add_orthogonalized_`
+                normalize: Callable | None = None, # a step between iteration and addition (NorMuon's)
                ) -> None:
     "Muon: B ← μB + (1-μ)g, then add -γ·ratio·NS(B, or its Nesterov look-ahead) to `target`"
     lerp_(momentum_buffer, grad, 1 - momentum)
     if target is None: return  # optimizer accumulation: the momentum only
     if nesterov: lerp_(grad, momentum_buffer, momentum)  # (1-μ)g + μB, in the gradient's buffer
-    add_orthogonalized_(target, grad if nesterov else momentum_buffer, lr, ns_coefficients, eps, adjust_lr_fn, normalize)
+    add_orthogonalized_(target, grad if nesterov else momentum_buffer, lr, ns_coefficients, eps, adjust_lr_fn,
+                        normalize)
 
 # %% ../nbs/18_muon.ipynb #1f3bb410
 def muon_or_adamw_update(param: Tensors, # weights
                          grad: Tensors, # gradients; scratch space of the algorithm's update
-                         *buffers: Tensors, # the algorithm's state: Muon's `momentum_buffer`, or AdamW's `exp_avg` and `exp_avg_sq`
-                         target: Tensors | None, # where the update is added: `param`, its Kahan buffer, or None to update the state only
+                         *buffers: Tensors, # the state: Muon's `momentum_buffer`, or AdamW's `exp_avg` and `exp_avg_sq`
+                         target: Tensors | None, # where the update goes: `param`, its Kahan buffer, or None: state only
                          lr: float, # γ
                          algorithm: str, # the group's: "muon" or "adamw", from its `use_muon`
                          eps: float, # Muon's floor of the Frobenius norm, or AdamW's ε
                          momentum: float | None = None, # Muon's μ
-                         nesterov: bool | None = None, # Muon: orthogonalize the Nesterov look-ahead (1-μ)g + μB instead of B
-                         ns_coefficients: tuple[tuple[float, float, float], ...] | None = None, # Muon's Newton–Schulz (a, b, c) per iteration
+                         nesterov: bool | None = None, # Muon: orthogonalize the look-ahead (1-μ)g + μB, not B
+                         # Muon's Newton–Schulz (a, b, c) per iteration
+                         ns_coefficients: tuple[tuple[float, float, float], ...] | None = None,
                          adjust_lr_fn: str | None = None, # Muon's lr adjustment to the matrix's shape
                          beta1: float | None = None, # AdamW's β̂1 for this step
                          beta2: float | None = None, # AdamW's β̂2 for this step
@@ -160,9 +165,9 @@ def muon_or_adamw_update(param: Tensors, # weights
 
 # %% ../nbs/18_muon.ipynb #d01a25bc
 class Muon(BaseOptimizer):
-    "Muon for matrices (momentum orthogonalized by Newton–Schulz), AdamW for param groups with `use_muon=False`; Kahan summation"
+    "Muon for matrices (momentum orthogonalized by Newton–Schulz), AdamW in groups with `use_muon=False`; Kahan"
     update = staticmethod(muon_or_adamw_update)
-    supports_complex = False  # orthogonalizing a complex matrix as a pair of real ones would be a different algorithm
+    supports_complex = False  # orthogonalizing a complex matrix as a pair of real ones would be another algorithm
     group_keys = ("use_muon",)  # each param group's algorithm: Muon (True) or AdamW (False)
 
     @delegates(BaseOptimizer.__init__, but=["decouple_wd"])
@@ -172,16 +177,19 @@ class Muon(BaseOptimizer):
                  weight_decay: float = 0.1, # decoupled weight decay λ
                  momentum: float = 0.95, # μ
                  nesterov: bool = True, # orthogonalize Nesterov's look-ahead (1-μ)g + μB instead of B
-                 ns_coefficients: tuple[float, float, float] | str | Sequence = NS_COEFFICIENTS, # (a, b, c) of every iteration; "polar_express": Amsel et al.'s, one per iteration; or a sequence of (a, b, c)
+                 # (a, b, c) of every iteration; "polar_express": Amsel et al.'s, one per iteration; or a sequence
+                 ns_coefficients: tuple[float, float, float] | str | Sequence = NS_COEFFICIENTS,
                  eps: float = 1e-7, # floor of the Frobenius norm before the iteration
                  ns_steps: int = 5, # Newton–Schulz iterations
-                 adjust_lr_fn: str | None = None, # None or "original": γ·√max(1, A/B); "match_rms_adamw": γ·0.2·√max(A, B)
+                 # None or "original": γ·√max(1, A/B); "match_rms_adamw": γ·0.2·√max(A, B)
+                 adjust_lr_fn: str | None = None,
                  adamw_betas: tuple[float, float] = (0.9, 0.99), # AdamW's betas in groups with `use_muon=False`
                  adamw_eps: float = 1e-6, # AdamW's eps in groups with `use_muon=False`
                  **kwargs) -> None:
         self.adamw_defaults = dict(betas=adamw_betas, eps=adamw_eps)
-        super().__init__(params, lr, momentum=momentum, nesterov=nesterov, ns_coefficients=ns_coefficients, eps=eps, ns_steps=ns_steps,
-                         adjust_lr_fn=adjust_lr_fn, use_muon=True, weight_decay=weight_decay, decouple_wd=True, **kwargs)
+        super().__init__(params, lr, momentum=momentum, nesterov=nesterov, ns_coefficients=ns_coefficients, eps=eps,
+                         ns_steps=ns_steps, adjust_lr_fn=adjust_lr_fn, use_muon=True, weight_decay=weight_decay,
+                         decouple_wd=True, **kwargs)
 
     def add_param_group(self, param_group: dict) -> None:
         "Add a param group; a group with `use_muon=False` gets AdamW's betas and eps unless it sets its own"
@@ -199,11 +207,13 @@ class Muon(BaseOptimizer):
         check_range("momentum", group["momentum"], 0.0, 1.0, high_open=True)
         check_option("nesterov", group["nesterov"])
         steps = group["ns_steps"]
-        if isinstance(steps, bool) or not isinstance(steps, int): raise TypeError(f"ns_steps must be an integer, got {steps!r}")
+        if isinstance(steps, bool) or not isinstance(steps, int):
+            raise TypeError(f"ns_steps must be an integer, got {steps!r}")
         check_range("ns_steps", steps, 1, 99)
         ns_schedule(group["ns_coefficients"], steps)  # a ValueError naming a bad name or shape
         if group["adjust_lr_fn"] not in (None, "original", "match_rms_adamw"):
-            raise ValueError(f"adjust_lr_fn must be None, 'original' or 'match_rms_adamw', got {group['adjust_lr_fn']!r}")
+            raise ValueError(f"adjust_lr_fn must be None, 'original' or 'match_rms_adamw', "
+                             f"got {group['adjust_lr_fn']!r}")
 
 # %% ../nbs/18_muon.ipynb #319e9d95
 @patch
@@ -214,8 +224,8 @@ def _check_params(self: Muon, group: dict, index: int) -> None:
     for i, (p, name) in enumerate(zip(group["params"], names)):
         if p.ndim < 2:
             label = f"parameter {name!r}" if name else f"parameter {i} of param group {index}"
-            raise ValueError(f"{type(self).__name__} orthogonalizes matrices, but {label} has shape {tuple(p.shape)}: put it in a param "
-                             "group with use_muon=False (AdamW), e.g. with muon_param_groups(model)")
+            raise ValueError(f"{type(self).__name__} orthogonalizes matrices, but {label} has shape {tuple(p.shape)}: "
+                             "put it in a param group with use_muon=False (AdamW), e.g. with muon_param_groups(model)")
 
 # %% ../nbs/18_muon.ipynb #8ad32bc4
 @patch
@@ -241,35 +251,39 @@ def step_scalars(self: Muon,
 # %% ../nbs/18_muon.ipynb #c62fd678
 @patch
 def load_state_dict(self: Muon, state_dict: dict) -> None:
-    "Load our state dict, or torch.optim.Muon's: its momentum buffers, with step counts restarting from 0 (torch keeps none)"
+    "Load our state dict, or torch.optim.Muon's: its momentum buffers, step counts restarting from 0 (torch keeps none)"
     saved_groups = state_dict.get("param_groups") if isinstance(state_dict, dict) else None
     if "rounding_seed" not in state_dict and saved_groups and all("ns_coefficients" in g for g in saved_groups):
         if len(saved_groups) != len(self.param_groups):
-            raise ValueError(f"the state dict has {len(saved_groups)} param groups, this {type(self).__name__} has {len(self.param_groups)}")
+            raise ValueError(f"the state dict has {len(saved_groups)} param groups, "
+                             f"this {type(self).__name__} has {len(self.param_groups)}")
         state = {}
         for saved, group in zip(saved_groups, self.param_groups):
             for saved_id, param in zip(saved["params"], group["params"]):
                 if saved_id in state_dict["state"]:
                     state[saved_id] = self.init_state(param, group | saved) | dict(state_dict["state"][saved_id])
-        state_dict = {"state": state, "param_groups": saved_groups, "optimizer": type(self).__name__, "rounding_seed": self.rounding_seed}
+        state_dict = {"state": state, "param_groups": saved_groups, "optimizer": type(self).__name__,
+                      "rounding_seed": self.rounding_seed}
     super(Muon, self).load_state_dict(state_dict)  # patched in: super() needs the class named
 
 # %% ../nbs/18_muon.ipynb #c3d4fc54
 def muon_param_groups(model: nn.Module, # the model whose trainable parameters to split
-                      adamw_lr: float | None = None, # lr of the AdamW groups; None: the optimizer's (right with "match_rms_adamw")
-                      adamw_weight_decay: float | None = None, # λ of embeddings and output heads; None: the optimizer's
-                      head: str | Iterable[str] | None = None, # the output layer(s) for AdamW, by module (or parameter) name; None: the last nn.Linear registered
+                      adamw_lr: float | None = None, # AdamW groups' lr; None: optimizer's (right for "match_rms_adamw")
+                      adamw_weight_decay: float | None = None, # λ of embeddings and output heads; None: optimizer's
+                      head: str | Iterable[str] | None = None, # AdamW's output layer(s) by name; None: last nn.Linear
                       adamw_modules: tuple[type, ...] = (nn.Embedding,), # module types whose weights go to AdamW
-                     ) -> list[dict]: # the Muon group, AdamW's with decay and AdamW's without, as (name, parameter) pairs; empty groups left out
-    "Named param groups: hidden matrices for Muon; embeddings and the output head for AdamW; 1-D parameters for AdamW without decay"
+                     ) -> list[dict]: # Muon's group, AdamW's with and without decay: (name, param) pairs; no empty one
+    "Named param groups: hidden matrices for Muon; embeddings and output head for AdamW; 1-D params for AdamW, no decay"
     modules, params = dict(model.named_modules()), dict(model.named_parameters())
-    if head is None: heads = [name for name, m in modules.items() if isinstance(m, nn.Linear)][-1:]  # the output layer, by the usual layout
+    # the output layer, by the usual layout
+    if head is None: heads = [name for name, m in modules.items() if isinstance(m, nn.Linear)][-1:]
     else:
         heads = [head] if isinstance(head, str) else list(head)
         for name in heads:
             if name not in modules and name not in params:
                 linear = [n for n, m in modules.items() if isinstance(m, nn.Linear)]
-                raise ValueError(f"head: the model has no module or parameter named {name!r} (its nn.Linear modules: {linear})")
+                raise ValueError(f"head: the model has no module or parameter named {name!r} "
+                                 f"(its nn.Linear modules: {linear})")
     to_adamw = {id(p) for m in model.modules() if isinstance(m, adamw_modules) for p in m.parameters(recurse=False)}
     to_adamw |= {id(p) for name in heads for p in (modules[name].parameters() if name in modules else [params[name]])}
     muon, adamw, no_decay = [], [], []

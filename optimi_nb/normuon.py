@@ -21,9 +21,9 @@ def normalize_rows(ortho: Tensor, # a batch of orthogonalized matrices O, shape 
                    second_moment: list[Tensor], # v of each matrix: one fp32 number per row, updated in place
                    beta2: float, # β2, the decay of v
                    eps: float, # ε, added to √v
-                   adjust_lr_fn: str | None, # "match_rms_adamw": rescale to √min(A, B), the norm of an exact U Vᵀ; otherwise to ‖O‖_F
+                   adjust_lr_fn: str | None, # "match_rms_adamw": to √min(A, B), exact U Vᵀ's norm; else ‖O‖_F
                   ) -> Tensor: # Ô, fp32, rescaled
-    "v ← β2·v + (1-β2)·mean over columns of O², then Ô = O/(√v+ε), rescaled to O's Frobenius norm (or √min(A, B))"
+    "v ← β2·v + (1-β2)·(column mean of O²), then Ô = O/(√v+ε), rescaled to ‖O‖_F (or √min(A, B))"
     o = ortho.float()
     lerp_(second_moment, list(o.square().mean(-1).unbind()), 1 - beta2)  # each row's mean square, averaged over steps
     normalized = o / (torch.stack(second_moment).sqrt() + eps).unsqueeze(-1)  # every row to about unit RMS
@@ -33,24 +33,26 @@ def normalize_rows(ortho: Tensor, # a batch of orthogonalized matrices O, shape 
 # %% ../nbs/18a_normuon.ipynb #dbb4661d
 def normuon_or_adamw_update(param: Tensors, # weights
                             grad: Tensors, # gradients; scratch space of the algorithm's update
-                            *buffers: Tensors, # NorMuon's `momentum_buffer` and `second_momentum_buffer`, or AdamW's `exp_avg` and `exp_avg_sq`
-                            target: Tensors | None, # where the update is added: `param`, its Kahan buffer, or None to update the state only
+                            *buffers: Tensors, # NorMuon's `momentum_buffer`, `second_momentum_buffer`; or AdamW's
+                            target: Tensors | None, # where the update goes: `param`, its Kahan buffer; None: state only
                             lr: float, # γ
                             algorithm: str, # the group's: "muon" (NorMuon) or "adamw", from its `use_muon`
                             row_beta2: float | None = None, # NorMuon's β2, the decay of the rows' second moment
                             row_eps: float | None = None, # NorMuon's ε, added to √v
                             **scalars, # the rest of Muon's (or AdamW's) scalars
                            ) -> None:
-    "NorMuon for a Muon group: Muon's update with the rows of the orthogonalized batch normalized before it is added; AdamW for the rest"
-    if algorithm != "muon": return muon_or_adamw_update(param, grad, *buffers, target=target, lr=lr, algorithm=algorithm, **scalars)
+    "NorMuon for a Muon group: Muon's update, the orthogonalized batch's rows normalized before adding; else AdamW"
+    if algorithm != "muon":
+        return muon_or_adamw_update(param, grad, *buffers, target=target, lr=lr, algorithm=algorithm, **scalars)
     momentum_buffer, second_moment = buffers
     second_moments = second_moment if isinstance(second_moment, list) else [second_moment]
-    normalize = lambda ortho, members: normalize_rows(ortho, [second_moments[i] for i in members], row_beta2, row_eps, scalars["adjust_lr_fn"])
+    normalize = lambda ortho, members: normalize_rows(ortho, [second_moments[i] for i in members], row_beta2, row_eps,
+                                                      scalars["adjust_lr_fn"])
     muon_update(param, grad, momentum_buffer, target=target, lr=lr, normalize=normalize, **scalars)
 
 # %% ../nbs/18a_normuon.ipynb #0dd81521
 class NorMuon(Muon):
-    "NorMuon for matrices (Muon with each row of the orthogonalized momentum normalized by its second moment), AdamW for param groups with `use_muon=False`"
+    "NorMuon for matrices (Muon, each orthogonalized row normalized by its second moment), AdamW where `use_muon=False`"
     update = staticmethod(normuon_or_adamw_update)
 
     @delegates(Muon.__init__)
@@ -60,11 +62,11 @@ class NorMuon(Muon):
                  weight_decay: float = 0.0, # decoupled weight decay λ (the reference implementation's default)
                  beta2: float = 0.95, # β2, the decay of each row's second moment v
                  row_eps: float = 1e-10, # ε, added to √v
-                 adamw_betas: tuple[float, float] = (0.9, 0.95), # AdamW's betas in groups with `use_muon=False` (the reference's)
+                 adamw_betas: tuple[float, float] = (0.9, 0.95), # AdamW's betas where `use_muon=False` (reference's)
                  adamw_eps: float = 1e-10, # AdamW's eps in groups with `use_muon=False` (the reference's)
                  **kwargs) -> None:
-        super().__init__(params, lr, weight_decay=weight_decay, adamw_betas=adamw_betas, adamw_eps=adamw_eps, beta2=beta2,
-                         row_eps=row_eps, **kwargs)
+        super().__init__(params, lr, weight_decay=weight_decay, adamw_betas=adamw_betas, adamw_eps=adamw_eps,
+                         beta2=beta2, row_eps=row_eps, **kwargs)
 
     def validate(self, group: dict) -> None:
         "Check Muon's hyperparameters, then NorMuon's β2 and ε"
@@ -78,8 +80,8 @@ class NorMuon(Muon):
 def group_buffers(self: NorMuon,
                   group: dict, # the parameter's param group
                  ) -> tuple[Buffer, ...]: # Muon's momentum and the rows' second moment, or AdamW's two moments
-    "The momentum and one second moment per row (output neuron) for a NorMuon group (the reference's names); else AdamW's"
-    if not group["use_muon"]: return super(NorMuon, self).group_buffers(group)  # patched in: super() needs the class named
+    "The momentum and a second moment per row (output neuron) for a NorMuon group (the reference's names); else AdamW's"
+    if not group["use_muon"]: return super(NorMuon, self).group_buffers(group)  # patched in: super() names the class
     per_row = Buffer("second_momentum_buffer", NONNEGATIVE, shape=lambda param, group: (param.shape[0],))
     return Buffer("momentum_buffer", SIGNED), per_row
 

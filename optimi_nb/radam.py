@@ -26,14 +26,14 @@ def radam_update(param: Tensors, # weights
                  exp_avg: Tensors, # m
                  exp_avg_sq: Tensors, # v
                  *,
-                 target: Tensors | None, # where the update is added: `param`, its Kahan buffer, or None to only update m, v
+                 target: Tensors | None, # where the update goes: `param`, its Kahan buffer, or None to only update m, v
                  lr: float, # γ
                  beta1: float, # β̂1 for this step
                  beta2: float, # β̂2 for this step
                  eps: float, # ε
                  rect: float | None, # r_t, or None for a momentum step
                 ) -> None:
-    "RAdam: Adam's moments, then the rectified Adam step γ·r_t·m/(√v+ε), or the momentum step γ·m while ρ_t ≤ 5"
+    "RAdam: Adam's moments, then the rectified step γ·r_t·m/(√v+ε), or the momentum step γ·m while ρ_t ≤ 5"
     update_moments_(grad, exp_avg, exp_avg_sq, beta1, beta2)
     if target is None: return
     if rect is None: add_(target, exp_avg, alpha=-lr)

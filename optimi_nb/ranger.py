@@ -21,11 +21,12 @@ def lookahead_(param: Tensors, # fast weights θ
                kahan_comp: Tensors | None, # θ's Kahan compensation, or None
                alpha: float, # α
               ) -> None:
-    "φ ← φ + α(θ - φ), then θ ← φ; with Kahan, θ counts its compensation and its rounding of φ goes back into it"
-    if kahan_comp is None:  # φ may be fp32 for a bf16 θ (under stochastic rounding), so no lerp_, which needs one dtype
+    "φ ← φ + α(θ - φ), then θ ← φ; with Kahan, θ counts its compensation and its rounding of φ goes in it"
+    if kahan_comp is None:  # φ may be fp32 for a bf16 θ (stochastic rounding): no lerp_, which needs one dtype
         mul_(slow_weights, 1 - alpha); add_(slow_weights, param, alpha=alpha)
         return copy_(param, slow_weights)
-    mul_(slow_weights, 1 - alpha); add_(slow_weights, param, alpha=alpha); add_(slow_weights, kahan_comp, alpha=alpha)  # φ ← (1-α)φ + α(θ+k)
+    # φ ← (1-α)φ + α(θ+k)
+    mul_(slow_weights, 1 - alpha); add_(slow_weights, param, alpha=alpha); add_(slow_weights, kahan_comp, alpha=alpha)
     copy_(param, slow_weights)       # θ ← φ, rounded to the parameter's dtype
     sub_(slow_weights, param)        # φ - θ, the rounding error (exact in fp32)
     copy_(kahan_comp, slow_weights)  # k ← the rounding error
@@ -45,12 +46,14 @@ class Ranger(RAdam):
                  alpha: float = 0.5, # fraction of the way the slow weights move towards the fast ones
                  decouple_wd: bool = True, # decoupled weight decay instead of L2 regularisation
                  **kwargs) -> None:
-        super().__init__(params, lr, betas=betas, eps=eps, k=k, alpha=alpha, decouple_wd=decouple_wd, **kwargs)  # RAdam's, which passes k and alpha on
+        # RAdam's, which passes k and alpha on
+        super().__init__(params, lr, betas=betas, eps=eps, k=k, alpha=alpha, decouple_wd=decouple_wd, **kwargs)
 
     def validate(self, group: dict) -> None:
         "Check RAdam's hyperparameters, then k (an integer ≥ 1) and alpha (in [0, 1])"
         super().validate(group)
-        if isinstance(group["k"], bool) or not isinstance(group["k"], int): raise TypeError(f"k must be an integer, got {group['k']!r}")
+        if isinstance(group["k"], bool) or not isinstance(group["k"], int):
+            raise TypeError(f"k must be an integer, got {group['k']!r}")
         check_range("k", group["k"], 1)
         check_range("alpha", group["alpha"], 0.0, 1.0)
 

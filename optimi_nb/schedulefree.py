@@ -19,7 +19,7 @@ from .kahan import kahan_commit_compiled_
 
 # %% ../nbs/19_schedulefree.ipynb #ab691d52
 def schedulefree_step_(target: Tensors, # where y's change is added: `param`, its Kahan buffer, or the rounding buffer
-                       grad: Tensors, # the step direction ĝ: the gradient, Adam-normalised for AdamW, with weight decay
+                       grad: Tensors, # the step direction ĝ: the gradient (Adam-normalised for AdamW), with decay
                        z_minus_y: Tensors, # d = z - y, updated in place
                        lr: float, # γ_t, warmup included
                        beta: float, # β, the weight of x in y
@@ -36,7 +36,7 @@ def sgd_schedulefree_update(param: Tensors, # weights: y in train mode
                             grad: Tensors, # gradients at y, with L2 weight decay already added
                             z_minus_y: Tensors, # d = z - y
                             *,
-                            target: Tensors, # where y's change is added: `param`, its Kahan buffer, or the rounding buffer
+                            target: Tensors, # where y's change goes: `param`, its Kahan buffer, or the rounding buffer
                             lr: float, # γ
                             warmup: float, # the warmup factor min(1, t/warmup_steps)
                             momentum: float, # β, the weight of x in y
@@ -56,7 +56,7 @@ def adamw_schedulefree_update(param: Tensors, # weights: y in train mode
                               exp_avg_sq: Tensors, # v̂
                               z_minus_y: Tensors, # d = z - y
                               *,
-                              target: Tensors, # where y's change is added: `param`, its Kahan buffer, or the rounding buffer
+                              target: Tensors, # where y's change goes: `param`, its Kahan buffer or the rounding buffer
                               lr: float, # γ
                               warmup: float, # the warmup factor min(1, t/warmup_steps)
                               beta1: float, # β1, the weight of x in y
@@ -100,8 +100,8 @@ def average_weight(group: dict, # a param group, advanced to its current step
 class ScheduleFree(BaseOptimizer):
     "What SGDScheduleFree and AdamWScheduleFree share: the averaging weight, train and eval modes, and their checks"
     elementwise_update = True
-    supports_cautious = False  # y's step also moves it towards z, and z - y assumes the whole step: masking it would move z and x
-    group_keys = ("averaging_step", "lr_max", "weight_sum")  # the averaging's running totals t, γ_max and W_t, kept in each param group
+    supports_cautious = False  # y's step also moves it to z, and z - y assumes the whole step: masking moves z and x
+    group_keys = ("averaging_step", "lr_max", "weight_sum")  # the averaging's running totals t, γ_max, W_t, per group
 
     @delegates(BaseOptimizer.__init__, but=["decouple_lr", "max_lr"])
     def __init__(self,
@@ -124,9 +124,11 @@ class ScheduleFree(BaseOptimizer):
     def validate(self, group: dict) -> None:
         "The base optimizer's checks, and warmup_steps, r and weight_lr_power"
         super().validate(group)
-        if group["decouple_lr"]: raise ValueError("decouple_lr=True: Schedule-Free decays at y inside its step, scaled by lr; fully decoupled decay is not supported")
+        if group["decouple_lr"]: raise ValueError("decouple_lr=True: Schedule-Free decays at y inside its step, scaled "
+                                                  "by lr; fully decoupled decay is not supported")
         warmup_steps = group["warmup_steps"]
-        if isinstance(warmup_steps, bool) or not isinstance(warmup_steps, int): raise TypeError(f"warmup_steps must be an integer, got {warmup_steps!r}")
+        if isinstance(warmup_steps, bool) or not isinstance(warmup_steps, int):
+            raise TypeError(f"warmup_steps must be an integer, got {warmup_steps!r}")
         if warmup_steps < 0: raise ValueError(f"Invalid warmup_steps: {warmup_steps!r} (expected 0 <= warmup_steps)")
         check_range("r", group["r"]); check_range("weight_lr_power", group["weight_lr_power"])
 
@@ -141,8 +143,7 @@ class ScheduleFree(BaseOptimizer):
 
     def load_state_dict(self, state_dict: dict) -> None:
         "Load a state dict and its mode; the parameters are the model's to restore, from the same checkpoint"
-        super().load_state_dict(state_dict)
-        self._train_mode = state_dict.get("train_mode", True)
+        super().load_state_dict(state_dict); self._train_mode = state_dict.get("train_mode", True)
 
     @property
     def optimizer_accumulation(self) -> bool: # False
@@ -152,8 +153,9 @@ class ScheduleFree(BaseOptimizer):
     @optimizer_accumulation.setter
     def optimizer_accumulation(self, value: bool) -> None:
         check_option("optimizer_accumulation", value)
-        if value: raise ValueError(f"{type(self).__name__} has no gradient average to fold micro-batch gradients into: each gradient "
-                                   "moves z and y at once. Use gradient accumulation (keep the gradients and step once) instead")
+        if value: raise ValueError(f"{type(self).__name__} has no gradient average to fold micro-batch gradients into: "
+                                   "each gradient moves z and y at once. Use gradient accumulation (keep the gradients "
+                                   "and step once) instead")
 
 # %% ../nbs/19_schedulefree.ipynb #de1f37ad
 @patch
@@ -181,9 +183,10 @@ def _move_parameters(self: ScheduleFree, sign: float) -> None:
             if not state: continue
             shift = sign * (1 - beta) / beta
             if "kahan_comp" not in state: param.add_(state["z_minus_y"], alpha=shift); continue
-            with self.working_state(param, ("kahan_comp", "z_minus_y")) as (weights, working):  # the local shard, and decoded tensors
+            # the local shard, and decoded tensors
+            with self.working_state(param, ("kahan_comp", "z_minus_y")) as (weights, working):
                 comp = working["z_minus_y"].float().mul(shift).add_(working["kahan_comp"].float())  # k + move, in fp32
-                kahan_commit_compiled_(weights, comp)  # θ + k + move rounded into θ; what the rounding left out, in comp
+                kahan_commit_compiled_(weights, comp)  # θ + k + move rounded into θ; what rounding left out, in comp
                 working["kahan_comp"].copy_(comp)
 
 # %% ../nbs/19_schedulefree.ipynb #d33a1a20
@@ -195,8 +198,9 @@ def step(self: ScheduleFree,
         ) -> float | None: # the closure's loss, or None
     "Advance each group's averaging to the step its parameters take, then update them; an error in eval mode"
     if not self._train_mode:
-        raise RuntimeError(f"{type(self).__name__}.step() in eval mode: the parameters hold the average x, not the point y "
-                           "where gradients are taken. Call opt.train() before training (and opt.eval() before evaluating)")
+        raise RuntimeError(f"{type(self).__name__}.step() in eval mode: the parameters hold the average x, not the "
+                           "point y where gradients are taken. Call opt.train() before training (and opt.eval() before "
+                           "evaluating)")
     loss = None
     if closure is not None:
         with torch.enable_grad(): loss = closure()
@@ -223,7 +227,7 @@ class SGDScheduleFree(ScheduleFree):
                  weight_lr_power: float = 2.0, # p: step t weighs γ_max^p in the average
                  **kwargs) -> None:
         super().__init__(params, lr, momentum=momentum, warmup_steps=warmup_steps, r=r, weight_lr_power=weight_lr_power,
-                         decouple_wd=False, state_precision=None, **kwargs)  # L2 decay at y; its one state, z - y, stays unquantized
+                         decouple_wd=False, state_precision=None, **kwargs)  # L2 decay at y; z - y stays unquantized
 
     def beta(self,
              group: dict, # a param group
@@ -259,8 +263,8 @@ class AdamWScheduleFree(ScheduleFree):
                  r: float = 0.0, # polynomial weighting t^r of the average
                  weight_lr_power: float = 2.0, # p: step t weighs γ_max^p in the average
                  **kwargs) -> None:
-        super().__init__(params, lr, betas=betas, eps=eps, warmup_steps=warmup_steps, r=r, weight_lr_power=weight_lr_power,
-                         decouple_wd=True, **kwargs)
+        super().__init__(params, lr, betas=betas, eps=eps, warmup_steps=warmup_steps, r=r,
+                         weight_lr_power=weight_lr_power, decouple_wd=True, **kwargs)
 
     def beta(self,
              group: dict, # a param group

@@ -21,9 +21,9 @@ def sgd_update(param: Tensors, # weights
                lr: float, # γ
                momentum_decay: float = 0.0, # a in m ← a·m + b·g
                grad_weight: float = 1.0, # b in m ← a·m + b·g
-               nesterov_weight: float | None = None, # μ in the Nesterov step along g + μ·m; None for the heavy-ball step along m
+               nesterov_weight: float | None = None, # μ in the Nesterov step along g + μ·m; None: heavy ball along m
               ) -> None:
-    "SGD: θ ← θ - γ·m with m ← a·m + b·g (or along g + μ·m with Nesterov momentum), or θ ← θ - γ·g without momentum"
+    "SGD: θ ← θ - γ·m, m ← a·m + b·g (or along g + μ·m with Nesterov); θ ← θ - γ·g without momentum"
     if momentum_buffer is not None:
         mul_(momentum_buffer, momentum_decay)
         add_(momentum_buffer, grad, alpha=grad_weight)
@@ -47,9 +47,10 @@ class SGD(BaseOptimizer):
                  momentum: float = 0.0, # momentum coefficient β; 0 keeps no momentum buffer
                  dampening: bool = False, # scale new gradients by 1-β, making m an average instead of a sum
                  torch_init: bool = False, # start m at the first gradient, as torch.optim.SGD does
-                 nesterov: bool = False, # Nesterov momentum: step along g + β·m instead of m (needs momentum, no dampening)
+                 nesterov: bool = False, # Nesterov momentum: along g + β·m, not m (needs momentum, no dampening)
                  **kwargs) -> None:
-        super().__init__(params, lr, momentum=momentum, dampening=dampening, torch_init=torch_init, nesterov=nesterov, **kwargs)
+        super().__init__(params, lr, momentum=momentum, dampening=dampening, torch_init=torch_init, nesterov=nesterov,
+                         **kwargs)
 
     def validate(self, group: dict) -> None:
         "Check the shared hyperparameters, then momentum, dampening, torch_init and nesterov"
@@ -57,8 +58,8 @@ class SGD(BaseOptimizer):
         check_range("momentum", group["momentum"], 0.0, 1.0, high_open=True)
         for name in ("dampening", "torch_init", "nesterov"): check_option(name, group[name])
         if group["nesterov"] and (group["momentum"] == 0 or group["dampening"]):
-            raise ValueError(f"nesterov=True needs momentum > 0 and dampening=False, got momentum={group['momentum']!r}, "
-                             f"dampening={group['dampening']!r}")
+            raise ValueError(f"nesterov=True needs momentum > 0 and dampening=False, "
+                             f"got momentum={group['momentum']!r}, dampening={group['dampening']!r}")
 
     def group_buffers(self,
                       group: dict, # the parameter's param group
@@ -82,7 +83,8 @@ class SGD(BaseOptimizer):
         "torch.optim.SGD's group: its dampening is a number d (new gradients weigh 1-d); ours is the switch for d = β"
         ours, dampening = super().group_from_torch(group), group["dampening"]
         if dampening not in (0, group["momentum"]):
-            raise ValueError(f"the state dict has dampening={dampening!r}; optimi_nb's SGD has 0 or the momentum ({group['momentum']!r})")
+            raise ValueError(f"the state dict has dampening={dampening!r}; "
+                             f"optimi_nb's SGD has 0 or the momentum ({group['momentum']!r})")
         return ours | dict(dampening=dampening != 0)
 
     def state_from_torch(self,

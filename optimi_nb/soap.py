@@ -53,9 +53,10 @@ def update_factors_(g: Tensor, # the gradient as an fp32 matrix
 
 def eigenbasis(gg: Tensor, # a symmetric factor, L or R
               ) -> Tensor: # its eigenvectors as columns, by decreasing eigenvalue
-    "The eigenvectors of `gg` from `torch.linalg.eigh`, largest eigenvalue first; in fp64 where fp32's fails to converge, as the reference does"
+    "The eigenvectors of `gg` by `torch.linalg.eigh`, largest eigenvalue first; in fp64 if fp32 fails, as the reference"
     try: vectors = torch.linalg.eigh(gg).eigenvectors
-    except torch.linalg.LinAlgError: vectors = torch.linalg.eigh(gg.double()).eigenvectors.to(gg.dtype)  # many repeated eigenvalues (a low-rank L)
+    # many repeated eigenvalues (a low-rank L)
+    except torch.linalg.LinAlgError: vectors = torch.linalg.eigh(gg.double()).eigenvectors.to(gg.dtype)
     return vectors.flip(-1)
 
 def refresh_basis_(gg: Tensor, # a factor, L or R
@@ -63,7 +64,7 @@ def refresh_basis_(gg: Tensor, # a factor, L or R
                    exp_avg_sq: Tensor, # v as a matrix, its rows (L) or columns (R) permuted with the basis
                    dim: int, # 0 for L's basis, 1 for R's
                   ) -> None:
-    "Sort q's columns by their estimated eigenvalues diag(qᵀ·gg·q), largest first, permute v along `dim` the same way, then q ← QR(gg·q)"
+    "Sort q's columns by eigenvalue estimate diag(qᵀ·gg·q), largest first, and v along `dim` alike; q ← QR(gg·q)"
     order = torch.argsort(torch.diagonal(q.mT @ gg @ q), descending=True)
     exp_avg_sq.copy_(exp_avg_sq.index_select(dim, order))
     q.copy_(torch.linalg.qr(gg @ q[:, order]).Q)
@@ -77,7 +78,7 @@ def soap_step_(param: Tensor, # weights
                gg_right: Tensor, # R, or empty
                q_left: Tensor, # Q_L, or empty
                q_right: Tensor, # Q_R, or empty
-               target: Tensor | None, # where the step is added: `param`, its Kahan buffer, or None to update the statistics only
+               target: Tensor | None, # where the step goes: `param`, its Kahan buffer, or None: update statistics only
                lr: float, # γ
                beta1: float, # β̂1 for this step
                beta2: float, # β̂2 for this step
@@ -87,7 +88,7 @@ def soap_step_(param: Tensor, # weights
                first: bool, # the first step: build L, R and their eigenbases only
                refresh: bool, # refresh the eigenbases after this step
               ) -> None:
-    "One SOAP step of one tensor: Adam in the eigenbases of L and R, the step rotated back, then the factors updated and the bases refreshed when due"
+    "One SOAP step of a tensor: Adam in L's and R's eigenbases, rotated back; factors updated, bases refreshed when due"
     g = as_matrix(grad).float()
     if not first:
         g_rot = rotate(g, q_left, q_right).reshape(exp_avg_sq.shape)  # G'
@@ -139,17 +140,18 @@ def decay_in_update_(group: dict, # the param group
 # %% ../nbs/18b_soap.ipynb #eed18ac3
 def factor_buffers(max_side: str = "max_precond_dim", # the group entry that limits a factor's side
                   ) -> tuple[Buffer, ...]: # L, R, then their bases Q_L and Q_R, in the order `soap_update` takes them
-    "The factors and their bases: n × n fp32 matrices, n the length of their side of the matrix (0 for 1-D or above the limit)"
+    "The factors and their bases: n × n fp32 matrices, n the length of their side (0 for 1-D or above the limit)"
     def side(axis: int) -> Callable:
         def shape(param: Tensor, group: dict) -> tuple[int, int]:
             n = as_matrix(param).shape[axis] if param.ndim >= 2 else 0
             return (n, n) if n <= group[max_side] else (0, 0)
         return shape
-    return tuple(Buffer(f"{kind}_{name}", EXACT, side(axis)) for kind in ("gg", "q") for axis, name in enumerate(("left", "right")))
+    return tuple(Buffer(f"{kind}_{name}", EXACT, side(axis))
+                 for kind in ("gg", "q") for axis, name in enumerate(("left", "right")))
 
 # %% ../nbs/18b_soap.ipynb #45d8529f
 class SOAP(BaseOptimizer):
-    "SOAP: Adam in the eigenbases of Shampoo's factors L and R, refreshed every `precondition_frequency` steps; Adam for 1-D parameters"
+    "SOAP: Adam in the eigenbases of Shampoo's L and R, refreshed every `precondition_frequency` steps; Adam for 1-D"
     buffers = (Buffer("exp_avg", SIGNED), Buffer("exp_avg_sq", NONNEGATIVE), *factor_buffers())
     update = staticmethod(soap_update)
     weight_decay_ = staticmethod(decay_in_update_)
@@ -167,7 +169,8 @@ class SOAP(BaseOptimizer):
                  max_precond_dim: int = 10000, # a side longer than this gets no factor (its basis is the identity)
                  **kwargs) -> None:
         super().__init__(params, lr, betas=betas, shampoo_beta=shampoo_beta, eps=eps, weight_decay=weight_decay,
-                         precondition_frequency=precondition_frequency, max_precond_dim=max_precond_dim, decouple_wd=True, **kwargs)
+                         precondition_frequency=precondition_frequency, max_precond_dim=max_precond_dim,
+                         decouple_wd=True, **kwargs)
 
     def validate(self,
                  group: dict, # a param group with every hyperparameter filled in
@@ -175,12 +178,14 @@ class SOAP(BaseOptimizer):
         "Check the shared hyperparameters, then SOAP's"
         super().validate(group)
         if group["compiled"]:
-            raise ValueError("SOAP does not support compiled=True: its update is matrix products, eigh and QR, which torch.compile "
-                             "would not fuse; use compiled=False")
-        if group["shampoo_beta"] not in (None, -1): check_range("shampoo_beta", group["shampoo_beta"], 0.0, 1.0, high_open=True)
+            raise ValueError("SOAP does not support compiled=True: its update is matrix products, eigh and QR, which "
+                             "torch.compile would not fuse; use compiled=False")
+        if group["shampoo_beta"] not in (None, -1):
+            check_range("shampoo_beta", group["shampoo_beta"], 0.0, 1.0, high_open=True)
         for name in ("precondition_frequency", "max_precond_dim"):
             value = group[name]
-            if isinstance(value, bool) or not isinstance(value, int): raise TypeError(f"{name} must be an integer, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name} must be an integer, got {value!r}")
             check_range(name, value, 1)
 
 # %% ../nbs/18b_soap.ipynb #d8dc876e
@@ -191,8 +196,9 @@ def init_state(self: SOAP,
               ) -> dict: # the state: step, m, v (plain or 8-bit), L, R, Q_L, Q_R (fp32) and a Kahan buffer
     "A new parameter's state, as the base makes it from SOAP's buffers, or a TypeError for an FSDP2 parameter"
     if hasattr(param, "device_mesh"):
-        raise TypeError("SOAP does not support FSDP2 (DTensor parameters): its factors L = G·Gᵀ and R = Gᵀ·G need the whole gradient "
-                        "of a matrix, and each rank holds only its rows. Train with DDP or on one device, or use Muon, which gathers")
+        raise TypeError("SOAP does not support FSDP2 (DTensor parameters): its factors L = G·Gᵀ and R = Gᵀ·G "
+                        "need the whole gradient of a matrix, and each rank holds only its rows. Train with DDP or on "
+                        "one device, or use Muon, which gathers")
     return super(SOAP, self).init_state(param, group)  # patched in: super() needs the class named
 
 # %% ../nbs/18b_soap.ipynb #aba0e677
@@ -201,9 +207,10 @@ def step_scalars(self: SOAP,
                  group: dict, # the param group
                  step: int, # t, counting from 1
                 ) -> dict: # the keyword scalars of `soap_step_` besides lr
-    "The debiased betas of step k = t - 1, β_s, ε, the decay fraction, and whether this is the first step or a refresh"
+    "The debiased betas of step k = t - 1, β_s, ε, the decay fraction, and whether the step is first or a refresh"
     (beta1, beta2), k = group["betas"], step - 1
     shampoo_beta = beta2 if group["shampoo_beta"] in (None, -1) else group["shampoo_beta"]
-    return dict(beta1=debias_beta(beta1, k) if k else 0.0, beta2=debias_beta(beta2, k) if k else 0.0, shampoo_beta=shampoo_beta,
-                eps=group["eps"], decay=decay_fraction(group) if k and group["weight_decay"] else 0.0,
+    return dict(beta1=debias_beta(beta1, k) if k else 0.0, beta2=debias_beta(beta2, k) if k else 0.0,
+                shampoo_beta=shampoo_beta, eps=group["eps"],
+                decay=decay_fraction(group) if k and group["weight_decay"] else 0.0,
                 first=step == 1, refresh=k > 0 and k % group["precondition_frequency"] == 0)

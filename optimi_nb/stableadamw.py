@@ -16,10 +16,12 @@ def rms_lr_scale(grad: Tensors, # gradients
                  exp_avg_sq: Tensors, # v, already updated with this gradient
                  eps: float, # ε; the ratio's floor is ε²
                 ) -> Tensors: # the lr's factor 1/max(1, RMS): a 0-dim fp32 tensor per gradient tensor
-    "1/max(1, RMS) per tensor, RMS = √mean(g²/max(v, ε²)), computed in fp32, as a 0-dim tensor (a list of them for a list)"
+    "1/max(1, RMS) per tensor, RMS = √mean(g²/max(v, ε²)), in fp32, as a 0-dim tensor (a list of them for a list)"
     if isinstance(grad, list): return [rms_lr_scale(g, v, eps) for g, v in zip(grad, exp_avg_sq)]
     ratio = grad.float().square().div_(exp_avg_sq.float().clamp_min(eps**2))
-    return ratio.sum().div(ratio.numel()).sqrt().clamp_min(1.0).reciprocal()  # not mean(): DTensor's averages the shards' means up to torch 2.9, wrong for uneven shards (pytorch#162692); sum() is exact
+    # not mean(): DTensor's averages the shards' means up to torch 2.9, wrong for uneven shards (pytorch#162692);
+    # sum() is exact
+    return ratio.sum().div(ratio.numel()).sqrt().clamp_min(1.0).reciprocal()
 
 # %% ../nbs/17_stableadamw.ipynb #f2f46b1e
 def stableadamw_update(param: Tensors, # weights
@@ -27,12 +29,12 @@ def stableadamw_update(param: Tensors, # weights
                        exp_avg: Tensors, # m
                        exp_avg_sq: Tensors, # v
                        *,
-                       target: Tensors | None, # where the update is added: `param`, its Kahan buffer, or None to only update m, v
+                       target: Tensors | None, # where the update goes: `param`, its Kahan buffer, or None: only m, v
                        lr: float, # γ
                        beta1: float, # β̂1 for this step
                        beta2: float, # β̂2 for this step
                        eps: float, # ε
-                       decay: float | None, # the decoupled decay fraction γλ (or γλ/γ_max) before clipping; None without decay
+                       decay: float | None, # decoupled decay fraction γλ (or γλ/γ_max) before clipping; None: none
                       ) -> None:
     "StableAdamW: Adam's moments, then decay and step with the lr divided by max(1, RMS) per tensor"
     update_moments_(grad, exp_avg, exp_avg_sq, beta1, beta2)
@@ -43,7 +45,7 @@ def stableadamw_update(param: Tensors, # weights
 
 # %% ../nbs/17_stableadamw.ipynb #a7b895e5
 class StableAdamW(AdamW):
-    "AdamW with per-tensor update clipping by the RMS of g/√v, decoupled (or fully decoupled) weight decay, and Kahan summation"
+    "AdamW with per-tensor update clipping by the RMS of g/√v, (fully) decoupled weight decay, and Kahan summation"
     update = staticmethod(stableadamw_update)
     elementwise_update = False  # the update clipping divides by an RMS over the whole tensor
     torch_counterpart = None  # torch.optim has no StableAdamW

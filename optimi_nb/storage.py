@@ -4,8 +4,7 @@
 
 # %% auto #0
 __all__ = ['MIN_QUANTIZED_NUMEL', 'SIGNED', 'NONNEGATIVE', 'EXACT', 'Buffer', 'Stored', 'compact', 'read_stored',
-           'stored_compactly', 'fewest_bits', 'decode', 'encode_', 'copy_in_', 'slice_stored', 'in_slices',
-           'flat_views', 'block_views', 'flattenable', 'shaped_like', 'slice_numel', 'local', 'sharded', 'shard_groups',
+           'stored_compactly', 'fewest_bits', 'decode', 'encode_', 'copy_in_', 'local', 'sharded', 'shard_groups',
            'quantized_bits', 'state_dtype', 'new_state_buffer', 'sharded_state_buffer', 'new_kahan_comp',
            'convert_storage', 'decoded']
 
@@ -16,8 +15,8 @@ import torch
 from torch import Tensor
 from torch.distributed.tensor import DTensor
 from .foreach import Tensors, _each, as_real  # _each: a bucket's lists zipped, or single tensors wrapped
-from .codecs import (BLOCK_SIZE, BLOCK_SIZE_4BIT, codec, code_bits, decode_blocks, decode_residual, encode_blocks_,
-                              encode_residual, quantized_numel)
+from .codecs import (BLOCK_SIZE, codec, code_bits, decode_blocks, decode_residual, encode_blocks_, encode_residual,
+                              quantized_numel)
 
 MIN_QUANTIZED_NUMEL = 4096  # states of tensors with fewer elements stay unquantized
 
@@ -25,14 +24,14 @@ MIN_QUANTIZED_NUMEL = 4096  # states of tensors with fewer elements stay unquant
 SIGNED, NONNEGATIVE, EXACT = "signed", "nonnegative", "exact"  # what a buffer holds: how it may be stored
 
 class Buffer(NamedTuple):
-    "A state buffer as the optimizer that owns it declares it: its name, what it holds, and a shape of its own if not its parameter's"
+    "A state buffer as its optimizer declares it: its name, what it holds, and a shape of its own if not its param's"
     name: str  # the state entry's name (torch.optim's where it has one)
-    kind: str = EXACT  # SIGNED (an average of gradients), NONNEGATIVE (of squares) or EXACT (weights, gradients: never quantized)
-    shape: Callable | None = None  # None: the parameter's; else (param, group) -> the shape of a buffer of its own, kept in fp32
+    kind: str = EXACT  # SIGNED (mean of gradients), NONNEGATIVE (of squares) or EXACT (weights, grads: not quantized)
+    shape: Callable | None = None  # None: the parameter's; else (param, group) -> a shape of its own, kept in fp32
 
 # %% ../nbs/04_quantized_storage.ipynb #46e1874b
 class Stored(NamedTuple):
-    "A state buffer or a weight's Kahan compensation as it is kept (tensors, or lists for a foreach bucket): plain, in blocks, or a residual"
+    "A state buffer or Kahan compensation as kept (tensors, or lists for a foreach bucket): plain, blocks or a residual"
     data: Tensors  # the values, or their codes
     scales: Tensors | None = None  # the fp32 block scales of 8- or 4-bit codes; None: no blocks
     residual: bool = False  # int8 codes of a Kahan compensation, in units of half the weight's ULP
@@ -52,7 +51,8 @@ def read_stored(state: dict, # a parameter's state (lists for a foreach bucket)
     if name not in state: return None
     first = lambda x: x[0] if isinstance(x, list) else x
     if f"{name}_scale" in state:
-        if kind not in (SIGNED, NONNEGATIVE): raise TypeError(f"state {name!r} is kept in block codes, but its buffer is {kind}")
+        if kind not in (SIGNED, NONNEGATIVE):
+            raise TypeError(f"state {name!r} is kept in block codes, but its buffer is {kind}")
         codes, scales = state[name], state[f"{name}_scale"]
         return Stored(codes, scales, bits=code_bits(first(codes), first(scales)), signed=kind == SIGNED)
     return Stored(state[name], residual=name == "kahan_comp" and first(state[name]).dtype == torch.int8)
@@ -73,10 +73,12 @@ def decode(stored: Stored, # a stored value
     "A working copy in the parameter's dtype; plain values are their own working copy, updated in place"
     if not compact(stored): return stored.data
     partner = stored.data if stored.scales is None else stored.scales  # a residual has no scales: zip its codes twice
-    decoded = [decode_residual(codes, p) if stored.residual else decode_blocks(codes, scales, p, stored.signed, stored.bits)
+    decoded = [decode_residual(codes, p) if stored.residual
+               else decode_blocks(codes, scales, p, stored.signed, stored.bits)
                for codes, scales, p in _each(stored.data, partner, param)]
     return decoded if isinstance(param, list) else decoded[0]
 
+# %% ../nbs/04_quantized_storage.ipynb #a1233ed3
 def encode_(stored: Stored, # the stored value, overwritten
             working: Tensors, # its updated working copy
             param: Tensors, # its weights (a residual is relative to the committed weights)
@@ -91,106 +93,26 @@ def encode_(stored: Stored, # the stored value, overwritten
         else: encode_blocks_(codes, scales, w, stored.signed, stored.bits)
     return deferred
 
-# %% ../nbs/04_quantized_storage.ipynb #a1233ed3
 def copy_in_(stored: Stored | None, # a residual whose new codes were deferred, or None
              codes: list[Tensor], # those codes, from `encode_(..., defer=True)`; empty: nothing was deferred
             ) -> None:
     "Copy deferred residual codes into `stored`"
     if codes: torch._foreach_copy_(stored.data if isinstance(stored.data, list) else [stored.data], codes)
 
-# %% ../nbs/04_quantized_storage.ipynb #ca7a18b9
-def slice_stored(x: Tensor | Stored | None, # a contiguous tensor, a stored value, or None
-                 start: int, # the first element, a multiple of BLOCK_SIZE
-                 stop: int, # one past the last element
-                ) -> Tensor | Stored | None:
-    "Elements `start:stop` of `x` flattened: a view of a tensor, or of a stored value's codes and the scales of their blocks"
-    if x is None: return None
-    if isinstance(x, Stored) and x.scales is not None:
-        bits, block = x.bits, BLOCK_SIZE if x.bits == 8 else BLOCK_SIZE_4BIT
-        end = quantized_numel(stop, block)  # the last slice's codes run to the end of its padded block
-        return x._replace(data=x.data[start * bits // 8:end * bits // 8], scales=x.scales[start // block:end // block])
-    if isinstance(x, Stored): return x._replace(data=slice_stored(x.data, start, stop))
-    return x.view(-1)[start:stop]
-
-def in_slices(param: Tensor, # weights, contiguous
-              grad: Tensor, # their gradient
-              buffers: list[Stored], # the state buffers
-              kahan_comp: Stored | None, # the Kahan compensation
-              rounding_buffer: Tensor | None, # the fp32 update of a stochastically rounded parameter
-              size: int, # elements per slice, a multiple of BLOCK_SIZE
-             ) -> list[tuple]: # one tuple per slice, in order
-    "`(param, grad, buffers, kahan_comp, rounding_buffer)` of one tensor for each slice of at most `size` elements"
-    return [(slice_stored(param, start, stop), slice_stored(grad, start, stop), [slice_stored(b, start, stop) for b in buffers],
-             slice_stored(kahan_comp, start, stop), slice_stored(rounding_buffer, start, stop))
-            for start in range(0, param.numel(), size) for stop in [min(start + size, param.numel())]]
-
-def flat_views(tensors: tuple, # an update's (param, grad, buffers, kahan_comp, rounding_buffer), contiguous
-              ) -> tuple: # the same, as 1-D views
-    "An update's tensors (or lists of them) as 1-D views, so that a compiler indexes their blocks directly; block codes are 1-D already"
-    param, grad, buffers, kahan_comp, rounding_buffer = tensors
-    flat = lambda x: ([t.view(-1) for t in x] if isinstance(x, list) else x.view(-1)) if x is not None else None
-    flat_stored = lambda s: s if s is None or s.scales is not None else s._replace(data=flat(s.data))
-    return flat(param), flat(grad), [flat_stored(b) for b in buffers], flat_stored(kahan_comp), flat(rounding_buffer)
-
-def block_views(tensors: tuple, # an update's (param, grad, buffers, kahan_comp, rounding_buffer), contiguous, block codes 1-D
-               ) -> tuple | None: # the same as rows of one block each (scales as a column), or None where they do not apply
-    "An update's tensors as 2-D views, a row per block, where all its tensors are whole blocks of one size: the compiler then runs one loop over the rows"
-    param, grad, buffers, kahan_comp, rounding_buffer = tensors
-    each = lambda x: x if isinstance(x, list) else [x]
-    blocked = [s for s in buffers if s is not None and s.scales is not None]
-    sizes = {BLOCK_SIZE if s.bits == 8 else BLOCK_SIZE_4BIT for s in blocked}
-    size = sizes.pop() if len(sizes) == 1 else None
-    if size is None or any(p.numel() % size for p in each(param)): return None
-    rows = lambda x: None if x is None else [t.view(-1, size) for t in x] if isinstance(x, list) else x.view(-1, size)
-    column = lambda x: [t.view(-1, 1) for t in x] if isinstance(x, list) else x.view(-1, 1)
-    codes = lambda c, s: [t.view(u.numel(), -1) for t, u in zip(c, s)] if isinstance(c, list) else c.view(s.numel(), -1)
-    view = lambda s: (None if s is None else s._replace(data=rows(s.data)) if s.scales is None
-                      else s._replace(data=codes(s.data, s.scales), scales=column(s.scales)))
-    return rows(param), rows(grad), [view(b) for b in buffers], view(kahan_comp), rows(rounding_buffer)
-
-def flattenable(tensors: tuple, # an update's (param, grad, buffers, kahan_comp, rounding_buffer)
-               ) -> bool: # True where the update can run on flat views, in slices of whole blocks
-    "Whether an update keeps something in codes and all its plain tensors are contiguous"
-    param, grad, buffers, kahan_comp, rounding_buffer = tensors
-    stored = [s for s in (*buffers, kahan_comp) if s is not None]
-    plain = [param, grad, rounding_buffer, *(s.data for s in stored if s.scales is None)]
-    contiguous = lambda: all(t.is_contiguous() for x in plain if x is not None for t in (x if isinstance(x, list) else [x]))
-    one_run = lambda: all(codes.dim() == 1 for s in stored if s.scales is not None for codes in (s.data if isinstance(s.data, list) else [s.data]))
-    return any(compact(s) for s in stored) and contiguous() and one_run()  # a flat view needs contiguous memory, and blocks in one run
-
-# %% ../nbs/04_quantized_storage.ipynb #f43f2be7
-def shaped_like(grad: Tensors, # gradients (or one), contiguous
-                param: Tensors, # their weights' views (block or flat)
-               ) -> Tensors:
-    "Gradients viewed in the shapes of their weights' views: in compiled code, where a view costs the host nothing"
-    return [g.view(p.shape) for g, p in zip(grad, param)] if isinstance(grad, list) else grad.view(param.shape)
-
-
-# %% ../nbs/04_quantized_storage.ipynb #e2fb02b3
-def slice_numel(device: torch.device, # where the tensors are
-                compiled: bool = False, # for the compiled path, whose calls each cost more than a slice's work on a CPU
-                total: int = 0, # how many elements the param group has
-                bits: int = 8, # bits per code of the states: 4-bit slices are half as long, as their state is half as large
-               ) -> int: # elements per slice or foreach chunk, whole blocks
-    "How many elements of 8- or 4-bit states an update decodes, updates and encodes at a time on `device`: a slice, or a foreach chunk"
-    if device.type != "cpu" or compiled: return 2**22
-    share = 2048 // bits  # temporaries of ~14 bytes an element: ≤ 0.055 per parameter at 8 bits, ≤ 0.027 at 4
-    return min(max(total // share // BLOCK_SIZE * BLOCK_SIZE, 2**14 * bits // 8), 2**22)
-
 # %% ../nbs/04_quantized_storage.ipynb #45aa06d0
 def local(x, # a tensor, an FSDP2 DTensor, a list of them, a `Stored` value, or None
          ):
-    "The local shard of an FSDP2 DTensor (of each of a list, of a stored value's tensors), which codes and scales are made for; anything else as it is"
+    "The local shard of an FSDP2 DTensor (each of a list, a stored value's tensors), which codes are made for; else `x`"
     if isinstance(x, Stored): return x._replace(data=local(x.data), scales=local(x.scales))
     if isinstance(x, list): return [local(t) for t in x]
     return x.to_local() if hasattr(x, "to_local") else x
 
 def sharded(x: Tensor | list[Tensor]) -> bool:
-    "Whether a tensor, or any of a list of them, is an FSDP2 DTensor: whether `local` has anything to do for an update's tensors"
+    "Whether a tensor, or any of a list, is an FSDP2 DTensor: whether `local` has anything to do for an update"
     return any(hasattr(t, "to_local") for t in (x if isinstance(x, list) else [x]))
 
 def shard_groups(x: Tensor | list[Tensor]) -> tuple:
-    "The process groups of the device-mesh dimensions along which an FSDP2 DTensor (the first among a list) is sharded: who holds its other shards"
+    "The process groups of the mesh dimensions sharding an FSDP2 DTensor (first of a list): who holds its other shards"
     t = next(t for t in (x if isinstance(x, list) else [x]) if hasattr(t, "device_mesh"))
     return tuple(t.device_mesh.get_group(i) for i, placement in enumerate(t.placements) if placement.is_shard())
 
@@ -202,14 +124,14 @@ def quantized_bits(buffer: Buffer, # a state buffer, as its optimizer declares i
     "How many bits a code of `buffer` takes; None where it stays plain (exact, of a shape of its own, or small)"
     sharded = hasattr(param, "device_mesh")  # an FSDP2 DTensor: its blocks lie within rows, so it needs rows
     average = buffer.kind in (SIGNED, NONNEGATIVE) and buffer.shape is None
-    large = param.numel() * (2 if param.is_complex() else 1) >= MIN_QUANTIZED_NUMEL  # the whole tensor's, on any number of ranks
+    large = param.numel() * (2 if param.is_complex() else 1) >= MIN_QUANTIZED_NUMEL  # the whole tensor's, on any ranks
     quantized = state_precision in ("int8", "int4") and average and large and not (sharded and param.dim() < 2)
     return int(state_precision[3:]) if quantized else None
 
 def state_dtype(buffer: Buffer, # a state buffer, as its optimizer declares it
                 param: Tensor, # its parameter
                ) -> torch.dtype: # fp32, or the parameter's dtype
-    "The dtype a plain state is kept and updated in: the parameter's, fp32 for an average of squares beside fp16 weights"
+    "The dtype a plain state is kept and updated in: the parameter's, fp32 for a mean of squares beside fp16 weights"
     nonnegative_fp16 = buffer.kind == NONNEGATIVE and param.dtype == torch.float16  # g² needs twice g's exponent range
     return torch.float32 if nonnegative_fp16 or buffer.shape is not None else param.dtype
 
@@ -217,16 +139,18 @@ def new_state_buffer(buffer: Buffer, # the buffer, as its optimizer declares it
                      param: Tensor, # its parameter
                      group: dict, # its param group: `state_precision`, and what a buffer of its own shape reads
                     ) -> dict[str, Tensor]: # the new state entries
-    "A zeroed state buffer: `{name: tensor}` like `param` (or of its own shape), or `{name: codes, name_scale: scales}`"
+    "A zeroed state buffer: `{name: tensor}` like `param` (or its own shape), or `{name: codes, name_scale: scales}`"
     name, dtype = buffer.name, state_dtype(buffer, param)
-    if buffer.shape is not None: return {name: torch.zeros(buffer.shape(param, group), dtype=dtype, device=param.device)}
+    if buffer.shape is not None:
+        return {name: torch.zeros(buffer.shape(param, group), dtype=dtype, device=param.device)}
     bits = quantized_bits(buffer, param, group["state_precision"])
     if bits is None: return {name: torch.zeros_like(param, dtype=dtype, memory_format=torch.preserve_format)}
     signed = buffer.kind == SIGNED
     dtype, (_, _, block) = torch.int8 if signed else torch.uint8, codec(signed, bits)
     if hasattr(param, "device_mesh"): return sharded_state_buffer(name, param, dtype, bits, block)
     numel = quantized_numel(as_real(param).numel(), block)
-    return {name: torch.zeros(numel * bits // 8, dtype=dtype, device=param.device), f"{name}_scale": torch.zeros(numel // block, device=param.device)}
+    return {name: torch.zeros(numel * bits // 8, dtype=dtype, device=param.device),
+            f"{name}_scale": torch.zeros(numel // block, device=param.device)}
 
 def sharded_state_buffer(name: str, # the buffer's name
                          param: Tensor, # an FSDP2 DTensor of two or more dimensions, sharded by rows
@@ -234,21 +158,24 @@ def sharded_state_buffer(name: str, # the buffer's name
                          bits: int = 8, # bits per code: 8 or 4
                          block: int = BLOCK_SIZE, # elements per block
                         ) -> dict[str, Tensor]: # codes and scales, DTensors placed like the rows
-    "Zeroed codes and scales in blocks within each row, DTensors sharded like the rows: a rank's are a slice of the global ones, however many ranks"
-    if any(p.is_shard() and p.dim != 0 for p in param.placements):  # tensor parallelism's column shards: blocks would cross them
-        raise TypeError(f"{bits}-bit states need a DTensor sharded by rows (dim 0), as FSDP2 shards; got placements {param.placements}")
+    "Zeroed codes and scales, blocks in rows, DTensors sharded like the rows: a rank's are a slice of the global ones"
+    if any(p.is_shard() and p.dim != 0 for p in param.placements):  # TP's column shards, which blocks would cross
+        raise TypeError(f"{bits}-bit states need a DTensor sharded by rows (dim 0), as FSDP2 shards; "
+                        f"got placements {param.placements}")
     rows, shard = param.shape[0], param.to_local()
     width = quantized_numel(param.numel() // max(rows, 1), block)  # a row's values: whole blocks
     def like_rows(columns: int, dtype: torch.dtype) -> Tensor:
         local_rows = torch.zeros(shard.shape[0], columns, dtype=dtype, device=shard.device)
-        return DTensor.from_local(local_rows, param.device_mesh, param.placements, run_check=False, shape=(rows, columns), stride=(columns, 1))
+        return DTensor.from_local(local_rows, param.device_mesh, param.placements, run_check=False,
+                                  shape=(rows, columns), stride=(columns, 1))
     return {name: like_rows(width * bits // 8, dtype), f"{name}_scale": like_rows(width // block, torch.float32)}
 
 def new_kahan_comp(param: Tensor, # a bf16/fp16 parameter
-                   kahan_precision: str | None, # the group's setting: "int8" for a residual, None for the weights' dtype
+                   kahan_precision: str | None, # the group's setting: "int8" for a residual, None: the weights' dtype
                   ) -> Tensor: # zeros: int8 codes, or like `param`
     "A zeroed Kahan compensation for `param`: int8 residual codes, or a tensor like `param`"
-    return torch.zeros_like(param, dtype=torch.int8 if kahan_precision == "int8" else param.dtype, memory_format=torch.preserve_format)
+    return torch.zeros_like(param, dtype=torch.int8 if kahan_precision == "int8" else param.dtype,
+                            memory_format=torch.preserve_format)
 
 # %% ../nbs/04_quantized_storage.ipynb #f4090a8c
 def convert_storage(saved: dict, # a parameter's saved state
@@ -266,9 +193,10 @@ def convert_storage(saved: dict, # a parameter's saved state
         relaid = blocks and has.data.dim() != wants.data.dim() and not hasattr(param, "device_mesh")
         recoded = relaid or blocks and has.bits != wants.bits  # 8 bits to 4, or back
         if not compact(has) and not compact(wants) and has.data.dtype.itemsize < wants.data.dtype.itemsize:
-            converted[name] = has.data.to(wants.data.dtype)  # widened: an fp16 average of squares, saved by torch.optim or optimi_nb 0.1
-        if compact(has) == compact(wants) and not recoded: continue  # relaid: blocks in rows (a full FSDP2 state dict) to one run
-        has = has._replace(data=has.data.to(param.device), scales=None if has.scales is None else has.scales.to(param.device))
+            converted[name] = has.data.to(wants.data.dtype)  # widened: fp16 mean of squares (torch.optim/optimi_nb 0.1)
+        if compact(has) == compact(wants) and not recoded: continue  # relaid: a full FSDP2 dict's rows to one run
+        has = has._replace(data=has.data.to(param.device),
+                           scales=None if has.scales is None else has.scales.to(param.device))
         if name == "kahan_comp":
             converted[name] = encode_residual(has.data, weights) if wants.residual else decode(has, weights)
         elif compact(wants):
@@ -287,10 +215,11 @@ def decoded(state: dict, # a parameter's state
             names: tuple[str, ...], # the entries to work on, such as ("kahan_comp",); absent ones are skipped
             param: Tensors, # the weights
            ) -> Iterator[tuple[Tensors, dict]]: # the weights and the working entries, by name
-    "The weights and the named entries of `state` as working tensors (local shards where something is kept in 8 bits), kept again on exit"
+    "The weights and the named entries of `state` as working tensors (local shards if any is in codes), kept on exit"
     stored = {name: read_stored(state, name) for name in names if name in state}
     weights = param
-    if any(compact(s) for s in stored.values()): weights, stored = local(param), {n: local(s) for n, s in stored.items()}
+    if any(compact(s) for s in stored.values()):
+        weights, stored = local(param), {n: local(s) for n, s in stored.items()}
     working = {name: decode(s, weights) for name, s in stored.items()}
     yield weights, working
     for name, s in stored.items(): encode_(s, working[name], weights)

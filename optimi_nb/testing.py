@@ -42,7 +42,7 @@ def regression_batch(step: int, # which batch
 def train(model: nn.Module, # the model to train in place
           step: Callable[[], object], # called after each backward, e.g. `opt.step`
           steps: int = 20, # number of batches
-          zero_grad: Callable[[], object] | None = None, # called after `step`; default: set the model's gradients to None
+          zero_grad: Callable[[], object] | None = None, # called after `step`; default: the model's grads set to None
           first_batch: int = 0, # index of the first batch, to continue a run
          ) -> list[float]: # the loss of each batch
     "Train `model` on the fixed regression task, calling `step()` after each backward; return the losses"
@@ -67,12 +67,13 @@ def test_identical(a: list[Tensor], # tensors
     "Assert that two lists of tensors of any dtype (bf16 included) are equal element for element"
     assert len(a) == len(b), f"{len(a)} tensors != {len(b)} tensors"
     for i, (x, y) in enumerate(zip(a, b)):
-        assert x.dtype == y.dtype and x.shape == y.shape, f"tensor {i}: {x.dtype} {tuple(x.shape)} != {y.dtype} {tuple(y.shape)}"
+        assert x.dtype == y.dtype and x.shape == y.shape, (f"tensor {i}: {x.dtype} {tuple(x.shape)} != "
+                                                           f"{y.dtype} {tuple(y.shape)}")
         assert torch.equal(x, y), f"tensor {i} differs by up to {(x.double() - y.double()).abs().max().item():.3g}"
 
 # %% ../nbs/09_testing.ipynb #29074fc1
 def reference_step(model: nn.Module, # the model whose parameters to update
-                   update: Callable[[Tensor, Tensor, dict, int], None], # update(param, grad, state, t), in place, per parameter
+                   update: Callable[[Tensor, Tensor, dict, int], None], # update(param, grad, state, t), in place
                   ) -> Callable[[], None]: # the step function, taking no arguments
     "A step function applying the plainly written `update` to every parameter of `model` that has a gradient"
     states, t = {p: {} for p in model.parameters()}, [0]
@@ -103,12 +104,13 @@ def max_difference(a: list[Tensor], # tensors
 # %% ../nbs/09_testing.ipynb #2f844a48
 PATHS = ("for-loop", "foreach", "single-parameter", "gradient release")  # the eager paths; "compiled" is the fifth
 
-def on_path(make_optimizer: Callable[..., torch.optim.Optimizer], # make_optimizer(params, foreach=..., gradient_release=..., [compiled=True])
+def on_path(make_optimizer: Callable[..., torch.optim.Optimizer], # make_optimizer(params, **path options)
             model: nn.Module, # the model to train
             path: str, # one of PATHS, or "compiled"
            ) -> Callable[[], object]: # the step function, taking no arguments
     "The step function a training loop calls to train `model` along `path` (for gradient release, the hooks are added)"
-    options = dict(foreach=path == "foreach", gradient_release=path == "gradient release") | ({"compiled": True} if path == "compiled" else {})
+    options = (dict(foreach=path == "foreach", gradient_release=path == "gradient release")
+               | ({"compiled": True} if path == "compiled" else {}))
     opt = make_optimizer(model.parameters(), **options)
     if path == "gradient release": prepare_for_gradient_release(model, opt)
     if path == "single-parameter": return lambda: [opt.step(param=p) for p in model.parameters()]
@@ -117,9 +119,10 @@ def on_path(make_optimizer: Callable[..., torch.optim.Optimizer], # make_optimiz
 
 def _check_compiled(opt: torch.optim.Optimizer) -> None:
     "Fail if a compiled step fell back to the eager update, which would make a compiled-path test test nothing"
-    assert not opt._compile_failed, "compiled=True fell back to eager: torch.compile must import the update's module, so use the exported class"
+    assert not opt._compile_failed, ("compiled=True fell back to eager: torch.compile must import the update's module, "
+                                     "so use the exported class")
 
-def train_every_path(make_optimizer: Callable[..., torch.optim.Optimizer], # make_optimizer(params, foreach=..., gradient_release=...)
+def train_every_path(make_optimizer: Callable[..., torch.optim.Optimizer], # make_optimizer(params, **path options)
                      dtype: torch.dtype = torch.float32, # dtype of the model
                      steps: int = 20, # training steps
                      paths: tuple[str, ...] = PATHS, # the paths to run
@@ -135,32 +138,36 @@ def train_every_path(make_optimizer: Callable[..., torch.optim.Optimizer], # mak
 
 # %% ../nbs/09_testing.ipynb #b91276c3
 def check_paths_on(device: str, # where to train, e.g. "cuda"
-                   make_optimizer: Callable[..., torch.optim.Optimizer], # make_optimizer(params, **path options), an exported class
+                   make_optimizer: Callable[..., torch.optim.Optimizer], # make_optimizer(params, **path options)
                    steps: int = 20, # training steps
                   ) -> dict[tuple[str, str], float]: # distance from the for-loop by (path, dtype name)
-    "Assert that every path, compiled included, agrees with the for-loop on `device` in fp32 and bf16 + Kahan; return the distances"
+    "Assert that every path, compiled too, matches the for-loop on `device` in fp32 and bf16 + Kahan; return distances"
     paths, runs = PATHS + ("compiled",), {}
-    for dtype in (torch.float32, torch.bfloat16): runs[dtype] = train_every_path(make_optimizer, dtype, steps, paths, device)
+    for dtype in (torch.float32, torch.bfloat16):
+        runs[dtype] = train_every_path(make_optimizer, dtype, steps, paths, device)
     reference = runs[torch.float32]["for-loop"]
     bf16_distance = lambda ws: torch.cat([(w.float() - r).flatten() for w, r in zip(ws, reference)]).norm().item()
     report = {}
     for path in paths:
         report[path, "fp32: max |Δ| from the for-loop"] = max_difference(runs[torch.float32][path], reference)
         report[path, "bf16 + Kahan: distance from fp32"] = bf16_distance(runs[torch.bfloat16][path])
-        assert report[path, "fp32: max |Δ| from the for-loop"] <= 1e-5, f"{path} on {device}: {report[path, 'fp32: max |Δ| from the for-loop']:.2e}"
-        assert report[path, "bf16 + Kahan: distance from fp32"] <= 2 * bf16_distance(runs[torch.bfloat16]["for-loop"]) + 1e-4, path
+        fp32_gap = report[path, "fp32: max |Δ| from the for-loop"]
+        assert fp32_gap <= 1e-5, f"{path} on {device}: {fp32_gap:.2e}"
+        bf16_gap = report[path, "bf16 + Kahan: distance from fp32"]
+        assert bf16_gap <= 2 * bf16_distance(runs[torch.bfloat16]["for-loop"]) + 1e-4, path
     return report
 
 # %% ../nbs/09_testing.ipynb #2bfb68ba
 class ComplexAffine(nn.Module):
-    "z ↦ Wz + b with complex W (4×3) and b, held as complex tensors or, with `pairs_of_reals`, as real (..., 2) tensors"
+    "z ↦ Wz + b with complex W (4×3) and b, held as complex tensors or, with `pairs_of_reals`, real (..., 2) tensors"
     def __init__(self,
                  pairs_of_reals: bool = False, # hold each complex weight as a pair of real parameters
                  seed: int = 0, # seed of the initialisation
                 ):
         super().__init__()
         gen = torch.Generator().manual_seed(seed)
-        weight, bias = torch.randn(4, 3, dtype=torch.complex64, generator=gen), torch.randn(4, dtype=torch.complex64, generator=gen)
+        weight, bias = (torch.randn(4, 3, dtype=torch.complex64, generator=gen),
+                        torch.randn(4, dtype=torch.complex64, generator=gen))
         held = lambda t: nn.Parameter(torch.view_as_real(t).clone() if pairs_of_reals else t)
         self.pairs_of_reals, self.weight, self.bias = pairs_of_reals, held(weight), held(bias)
 
@@ -184,7 +191,8 @@ def train_complex(make_optimizer: Callable[..., torch.optim.Optimizer], # make_o
         z = torch.randn(16, 3, dtype=torch.complex64, generator=gen)
         (loss_sign * (model(z) - z @ teacher.T).abs().square().mean()).backward()
         step(); model.zero_grad(set_to_none=True)
-    return [p.detach().clone() if pairs_of_reals else torch.view_as_real(p.detach()).clone() for p in model.parameters()]
+    return [p.detach().clone() if pairs_of_reals else torch.view_as_real(p.detach()).clone()
+            for p in model.parameters()]
 
 # %% ../nbs/09_testing.ipynb #6ad393a0
 def train_resumed(make_optimizer: Callable[..., torch.optim.Optimizer], # make_optimizer(params)
@@ -205,11 +213,11 @@ def train_resumed(make_optimizer: Callable[..., torch.optim.Optimizer], # make_o
     return uninterrupted, weights(model)
 
 # %% ../nbs/09_testing.ipynb #cb4e06a1
-def continue_from_torch(make_ours: Callable[..., torch.optim.Optimizer], # make_ours(params), with the same hyperparameters
+def continue_from_torch(make_ours: Callable[..., torch.optim.Optimizer], # make_ours(params), same hyperparameters
                         make_torch: Callable[..., torch.optim.Optimizer], # make_torch(params)
                         steps: int = 10, # steps before the switch, and after it
-                       ) -> tuple[list[Tensor], list[Tensor]]: # weights continued by torch.optim, weights continued by ours
-    "Final weights of a `torch.optim` run continued by itself, and of the same run continued by ours from its checkpoint"
+                       ) -> tuple[list[Tensor], list[Tensor]]: # weights continued by torch.optim, then by ours
+    "Final weights of a `torch.optim` run continued by itself, and of the same run continued by ours from a checkpoint"
     model = tiny_model(); reference = make_torch(model.parameters())
     train(model, reference.step, steps)
     buffer = io.BytesIO(); torch.save(reference.state_dict(), buffer); buffer.seek(0)

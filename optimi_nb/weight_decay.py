@@ -41,22 +41,24 @@ def weight_decay_(group: dict, # the param group: `weight_decay`, `decouple_wd`,
 def outside_stacklevel() -> int: # the stacklevel to pass to `warnings.warn`
     "The `stacklevel` that makes a warning raised by the caller point at the first line of user code, outside optimi_nb"
     frame, level = sys._getframe(1), 1
-    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith("optimi_nb"): frame, level = frame.f_back, level + 1
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith("optimi_nb"):
+        frame, level = frame.f_back, level + 1
     return level
 
 def warn_if_high_decay(groups: list[dict], # param groups: `weight_decay` λ and `decouple_lr`
                       ) -> None:
-    "Warn once when fully decoupled decay is given a decoupled-sized λ (≥ 1e-3) in any group: it removes a fraction λ per step"
+    "Warn once if fully decoupled decay gets a decoupled-sized λ (≥ 1e-3) in a group: it takes a fraction λ a step"
     high = [group["weight_decay"] for group in groups if group["decouple_lr"] and group["weight_decay"] >= 1e-3]
     if not high: return
     worst, where = max(high), "" if len(groups) == 1 else f" ({len(high)} of {len(groups)} param groups)"
-    warnings.warn(f"weight_decay up to {worst:g} with decouple_lr=True{where} removes up to {100 * worst:.3g}% of each weight "
-                  "per step at peak lr; fully decoupled values are usually around 1e-5 to 1e-4", UserWarning, stacklevel=outside_stacklevel())
+    warnings.warn(f"weight_decay up to {worst:g} with decouple_lr=True{where} removes up to {100 * worst:.3g}% of each "
+                  "weight per step at peak lr; fully decoupled values are usually around 1e-5 to 1e-4", UserWarning,
+                  stacklevel=outside_stacklevel())
 
 # %% ../nbs/01_weight_decay.ipynb #9f968cb0
 def param_groups_weight_decay(model: nn.Module, # the model whose trainable parameters to split
                               weight_decay: float = 1e-2, # λ for the decayed group
-                              additional_layers: list[str] | None = None, # names or name prefixes of more parameters to exclude, e.g. ["embed"]
+                              additional_layers: list[str] | None = None, # more names or prefixes to exclude: ["embed"]
                              ) -> list[dict]: # the group without decay, then the group with `weight_decay`
     "Two param groups: matrices with `weight_decay`, and biases, 1-D parameters and `additional_layers` without it"
     excluded = tuple(additional_layers or ())

@@ -9,8 +9,8 @@ of a state's size that Inductor's wrapper code allocates between them. `--record
 nbs/measured.json: section `speed_8bit` on a CPU, `speed_8bit_cuda` on a GPU (with the GPU's name). `--profile` prints, for
 each compiled row, the host's time per step (without waiting for the GPU) and the Python functions that take it (cProfile),
 on benchmark.py's parameters or (`--shapes tiny`) 72 small tensors, whose step is nearly all host work. `--views` times the
-compiled 8-bit step with the views of its weights and states reused between steps (as it runs) against made anew in each
-call (as before), beside the compiled bf16 + Kahan step: host time per step, kernels per step, and interleaved step times.
+compiled 8-bit step with its step plan (buckets, stored values and views) reused between steps (as it runs) against made
+anew in each call, beside the compiled bf16 + Kahan step: host time per step, kernels per step, and interleaved step times.
 `--combo` times compiled SGD (fp32, beside torch's fused SGD) and compiled AdamW (bf16 + Kahan, and int8) as compiled on a
 GPU, with Inductor's combo kernels, and without them; `--record` then stores section `combo_kernels_cuda`."""
 import argparse, cProfile, collections, io, logging, pstats, re, statistics, sys, time, warnings
@@ -131,15 +131,19 @@ def host_profile(opt, steps: int = 50) -> str:
     return f"host time per step: {ms:.3f} ms (median of {steps})\n" + out.getvalue()
 
 
+class Unplanned:
+    "An optimizer whose step plan (its buckets, stored values and views) is made anew at every step"
+    def __init__(self, opt): self.opt = opt
+    def step(self): self.opt._plans.clear(); self.opt.step()
+
+
 def compare_views(device: str, rounds: int) -> None:
-    "The compiled 8-bit step with its views reused (`_reused_views`) and made in each call, beside compiled bf16 + Kahan"
-    from optimi_nb.storage import block_views, flat_views
+    "The compiled 8-bit step with its step plan and views reused, and made in each call, beside compiled bf16 + Kahan"
     warnings.filterwarnings("ignore")
     params = lambda: make_params(torch.bfloat16, device)
-    made_each_call = AdamW(params(), lr=1e-3, compiled=True, **INT8)
-    made_each_call._reused_views = lambda tensors: block_views(tensors) or flat_views(tensors)
-    steppers = {BASELINE: AdamW(params(), lr=1e-3, compiled=True), "int8, compiled, views made in each call": made_each_call,
-                "int8, compiled, views reused": AdamW(params(), lr=1e-3, compiled=True, **INT8)}
+    steppers = {BASELINE: AdamW(params(), lr=1e-3, compiled=True),
+                "int8, compiled, plan made in each call": Unplanned(AdamW(params(), lr=1e-3, compiled=True, **INT8)),
+                "int8, compiled, plan reused": AdamW(params(), lr=1e-3, compiled=True, **INT8)}
     for opt in steppers.values():
         for _ in range(3): opt.step()
     for name, opt in steppers.items():

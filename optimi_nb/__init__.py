@@ -7,7 +7,8 @@ __version__ = "0.2.0"
 __all__ = []
 
 # %% ../nbs/index.ipynb #e9888f8a
-__doc__ = "Fast, memory-efficient, low-precision PyTorch optimizers: SGD, Adam, AdamW, RAdam, Lion, Adan, Ranger, StableAdamW, Muon, NorMuon, SOAP and Schedule-Free SGD/AdamW, drop-in for torch.optim"
+__doc__ = ("Fast, memory-efficient, low-precision PyTorch optimizers: SGD, Adam, AdamW, RAdam, Lion, Adan, Ranger, "
+           "StableAdamW, Muon, NorMuon, SOAP and Schedule-Free SGD/AdamW, drop-in for torch.optim")
 from .base import BaseOptimizer
 from .gradient_release import prepare_for_gradient_release, remove_gradient_release
 from .distributed import prepare_ddp_for_gradient_release
@@ -26,6 +27,7 @@ from .normuon import NorMuon
 from .schedulefree import SGDScheduleFree, AdamWScheduleFree
 from .soap import SOAP
 
-__all__ = ["SGD", "Adam", "AdamW", "RAdam", "Lion", "Adan", "Ranger", "StableAdamW", "Muon", "NorMuon", "SOAP", "SGDScheduleFree", "AdamWScheduleFree", "BaseOptimizer",
-           "prepare_for_gradient_release", "remove_gradient_release", "prepare_ddp_for_gradient_release", "param_groups_weight_decay",
+__all__ = ["SGD", "Adam", "AdamW", "RAdam", "Lion", "Adan", "Ranger", "StableAdamW", "Muon", "NorMuon", "SOAP",
+           "SGDScheduleFree", "AdamWScheduleFree", "BaseOptimizer", "prepare_for_gradient_release",
+           "remove_gradient_release", "prepare_ddp_for_gradient_release", "param_groups_weight_decay",
            "to_low_precision", "muon_param_groups"]

@@ -13,11 +13,12 @@ from .foreach import Tensors, foreach_by_default
 from .layout import slice_numel
 from .storage import Buffer, fewest_bits, read_stored, stored_compactly
 
-PATH_SETTINGS = ("compiled", "foreach", "stochastic_rounding", "cautious")  # a group's settings that choose how it is updated
+# a group's settings that choose how it is updated
+PATH_SETTINGS = ("compiled", "foreach", "stochastic_rounding", "cautious")
 
 # %% ../nbs/04b_step_plan.ipynb #ae1216a4
 class Call(NamedTuple):
-    "One update of a step: a tensor, or a foreach bucket (or chunk) of tensors, and what the update takes, prepared once"
+    "One update of a step: a tensor or a foreach bucket (or chunk) of tensors, and what the update takes, prepared once"
     params: Tensors  # the parameter, or a bucket of them, whose gradients the update takes
     states: list[dict]  # their states; the first one's step is the call's
     prepared: object  # the stored values and views the update takes, made by the optimizer (see How a step runs)
@@ -31,7 +32,7 @@ def plan_key(group: dict, # the param group
              params: list[Tensor], # its parameters with a gradient, in order
              states: list[dict], # their states, this step counted
             ) -> tuple:
-    "What a plan depends on: the tensors stepped and where their weights are, their states' tensors, relative steps, the path"
+    "What a plan depends on: tensors stepped, where their weights are, their states' tensors, relative steps, the path"
     entries = [v for s in states for v in s.values() if isinstance(v, Tensor)]
     first = states[0]["step"] if states else 0
     where = lambda p: (p.to_local() if hasattr(p, "to_local") else p).data_ptr()  # an FSDP2 DTensor's: its shard's
@@ -59,7 +60,8 @@ def plan_calls(group: dict, # the param group
     foreach = group["compiled"] or (foreach_by_default(params) if group["foreach"] is None else group["foreach"])
     if not foreach or group["stochastic_rounding"]:  # stochastic rounding's fp32 temporary: one tensor at a time
         return [Call(p, [s], prepare(p, s)) for p, s in zip(params, states)]
-    buckets, calls = defaultdict(list), []  # by device, dtype, step, and the state's entries (small tensors' stay plain)
+    # by device, dtype, step, and the state's entries (small tensors' stay plain)
+    buckets, calls = defaultdict(list), []
     for p, state in zip(params, states): buckets[p.device, p.dtype, state["step"], tuple(state)].append((p, state))
     for (device, _, _, names), members in buckets.items():
         in_codes, chunks = stored_compactly(members[0][1]), [members]

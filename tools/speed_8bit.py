@@ -158,9 +158,9 @@ class WithoutComboKernels:
     compiled = None
     def __init__(self, opt): self.opt = opt
     def step(self):
-        import optimi_nb.dispatch as dispatch
+        import optimi_nb.dispatch as dispatch, optimi_nb.update as update
         if WithoutComboKernels.compiled is None:  # a copy of the function, with a code object of its own: dynamo caches graphs on it
-            f = dispatch.update_core_on_copy
+            f = update.update_core_on_copy
             copy = type(f)(f.__code__.replace(co_name="update_core_on_copy_without_combo"), f.__globals__, f.__name__)
             WithoutComboKernels.compiled = torch.compile(copy, dynamic=False, options={"size_asserts": False})
         real, dispatch.compiled_update_core = dispatch.compiled_update_core, lambda device_type: WithoutComboKernels.compiled

@@ -47,7 +47,7 @@ class ReleaseHooks:
     def __init__(self, hooks_for, dtype, device):
         self.params = tiny_gpt2(dtype, device)
         self.grads = [p.grad for p in self.params]
-        self.hook = hooks_for(self.params)
+        self.hook, self.owner = hooks_for(self.params)  # the owner: what the hook steps, kept alive here
     def run(self):
         for p, g in zip(self.params, self.grads): p.grad = g; self.hook(p)
 
@@ -56,7 +56,7 @@ def recipe_hooks(params):
     "PyTorch's recipe (the tutorial on fusing the optimizer step into backward): a fused AdamW per parameter"
     opts = {p: torch.optim.AdamW([p], lr=1e-3, fused=True) for p in params}
     def hook(p): opts[p].step(); opts[p].zero_grad()
-    return hook
+    return hook, opts
 
 
 def ours_hooks(**options):
@@ -64,8 +64,7 @@ def ours_hooks(**options):
     def hooks_for(params):
         opt = optimi_nb.AdamW(params, lr=1e-3, gradient_release=True, compiled=True, **options)
         opt._start_release(params, None)
-        hooks_for.opt = opt  # kept alive: the hook holds it weakly
-        return stepping_while_alive(opt)
+        return stepping_while_alive(opt), opt  # the hook holds the optimizer weakly
     return hooks_for
 
 

@@ -93,7 +93,7 @@ class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
                  foreach: bool | None = None, # update with foreach ops; None: on accelerators, not on CPU
                  gradient_release: bool = False, # step params in backward, once prepare_for_gradient_release hooks them
                  stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
-                 compiled: bool = False, # run the update through torch.compile (see the Speed chapter)
+                 compiled: bool | None = None, # torch.compile the update; None: 8/4-bit states on a GPU only
                  maximize: bool = False, # ascend the objective instead of descending it, as torch.optim's maximize
                  cautious: bool = False, # mask steps against the gradient's sign, rescaled per tensor; elementwise only
                  state_precision: str | None = None, # "int8"/"int4": moments in 8/4-bit blocks; None: the param's dtype
@@ -139,7 +139,7 @@ def validate(self: BaseOptimizer,
     for name in ("lr", "weight_decay", "eps"):
         if name in group: check_range(name, group[name])
     if group["max_lr"] is not None: check_range("max_lr", group["max_lr"], low_open=True)
-    for name in ("decouple_wd", "decouple_lr", "stochastic_rounding", "compiled", "maximize", "cautious"):
+    for name in ("decouple_wd", "decouple_lr", "stochastic_rounding", "maximize", "cautious"):
         check_option(name, group[name])
     if group["cautious"] and not (self.elementwise_update and self.supports_cautious):
         why = ("its update is not element-wise" if not self.elementwise_update
@@ -148,7 +148,7 @@ def validate(self: BaseOptimizer,
                          "(see the Cautious updates chapter)")
     if group["stochastic_rounding"] and group["kahan_sum"]:
         raise ValueError("stochastic_rounding=True and kahan_sum=True: choose one way to keep small bf16/fp16 updates")
-    for name in ("kahan_sum", "foreach"): check_option(name, group[name], allow_none=True)
+    for name in ("kahan_sum", "foreach", "compiled"): check_option(name, group[name], allow_none=True)
     if group["state_precision"] not in (None, "int8", "int4"):
         raise ValueError(f"state_precision must be None, 'int8' or 'int4', got {group['state_precision']!r}")
     if group["kahan_precision"] not in (None, "int8"):

@@ -14,7 +14,7 @@ from torch import Tensor
 from .foreach import Tensors, as_real
 from .kahan import LOW_PRECISION
 from .low_precision import gpu_capability, inductor_refuses, stochastic_round_
-from .plan import Call, StepPlan, plan_calls, plan_key
+from .plan import Call, StepPlan, compiled_by_default, plan_calls, plan_key
 from .layout import block_views, flat_views, flattenable, in_slices, shaped_like, slice_numel
 from .storage import Stored, compact, copy_in_, decoded, fewest_bits, local, read_stored, shard_groups, sharded
 from .update import compiled_update_core, update_core
@@ -135,14 +135,23 @@ def _step_group(self: Dispatch, group: dict) -> None:
     key, plan = plan_key(group, params, states), self._plans.get(id(group))
     if plan is None or plan.key != key:
         prepare = lambda param, state: self._prepare(group, param, state)
-        plan = self._plans[id(group)] = StepPlan(key,
-                                                 plan_calls(group, params, states, self.group_buffers(group), prepare))
+        # the plan sees `compiled` resolved: None becomes its default for these parameters' device
+        planned = group | {"compiled": bool(params) and self._compiles(group, params[0].device)}
+        calls = plan_calls(planned, params, states, self.group_buffers(group), prepare)
+        plan = self._plans[id(group)] = StepPlan(key, calls)
     scalars = {}  # once per distinct step, not per tensor
     for call in plan.calls:
         step = call.states[0]["step"]
         if step not in scalars: scalars[step] = self.step_scalars(group, step)
         grad = [p.grad for p in call.params] if isinstance(call.params, list) else call.params.grad
         self._run(group, call.prepared, grad, step, scalars[step])
+
+# %% ../nbs/05_dispatch.ipynb #93361140
+@patch
+def _compiles(self: Dispatch, group: dict, device: torch.device) -> bool:
+    "Whether `group`'s updates on `device` run compiled: its `compiled` setting, or `compiled_by_default` where None"
+    if group["compiled"] is not None: return group["compiled"]
+    return compiled_by_default(device, group["state_precision"], self.elementwise_update)
 
 # %% ../nbs/05_dispatch.ipynb #9d94780b
 class Prepared(NamedTuple):
@@ -157,12 +166,14 @@ class Prepared(NamedTuple):
     shard: bool  # codes hold an FSDP2 shard's values: the gradient is taken as its local shard too
     flat: bool  # every tensor but the gradient allows flat or block views
     slice: int  # elements per slice of a tensor updated in slices on the eager paths; 0: not in slices
-    views: tuple | None  # for `compiled=True`: block or flat views of the weights and stored values, made once
+    views: tuple | None  # for a compiled update: block or flat views of the weights and stored values, made once
+    compiled: bool  # the update runs compiled: the group's `compiled`, or its default where that is None
 
 @patch
 def _prepare(self: Dispatch, group: dict, param: Tensors, state: dict) -> Prepared:
     "What the update of a tensor or a foreach bucket takes, less the gradient: its stored values read once"
-    owner, real = param, (param[0] if isinstance(param, list) else param).is_complex()
+    first = param[0] if isinstance(param, list) else param
+    owner, real, compiled = param, first.is_complex(), self._compiles(group, first.device)
     # kept from step to step: see below
     param = [p.detach() for p in param] if isinstance(param, list) else param.detach()
     # element-wise on pairs
@@ -179,16 +190,16 @@ def _prepare(self: Dispatch, group: dict, param: Tensors, state: dict) -> Prepar
     size = (slice_numel(param.device, total=total, bits=fewest_bits(buffers))
             if flat and isinstance(param, Tensor) else 0)
     # made here, not in the compiled code, where writes through them cost Inductor loops
-    if flat and group["compiled"]:
+    if flat and compiled:
         views = (block_views((param, None, buffers, kahan_comp, None))
                  or flat_views((param, None, buffers, kahan_comp, None)))
-    return Prepared(owner, param, buffers, kahan_comp, state, extra, real, shard, flat, size, views)
+    return Prepared(owner, param, buffers, kahan_comp, state, extra, real, shard, flat, size, views, compiled)
 
 # %% ../nbs/05_dispatch.ipynb #9132fb70
 @patch
 def _run(self: Dispatch, group: dict, prepared: Prepared, grad: Tensors, step: int, scalars: dict) -> None:
     "One update (under no_grad): whole, in slices or compiled, then stochastic rounding and the hook after the update"
-    owner, param, buffers, kahan_comp, state, extra, real, shard, flat, size, views = prepared
+    owner, param, buffers, kahan_comp, state, extra, real, shard, flat, size, views, compiled = prepared
     grad = local(as_real(grad) if real else grad) if shard else as_real(grad) if real else grad
     group = group | extra if extra else group
     accumulate, rounding_buffer = self._optimizer_accumulation, None
@@ -198,7 +209,7 @@ def _run(self: Dispatch, group: dict, prepared: Prepared, grad: Tensors, step: i
     rule, tensors = ((self.update, self.weight_decay_, accumulate, group, scalars),
                      (param, grad, buffers, kahan_comp, rounding_buffer))
     flat = flat and all(g.is_contiguous() for g in (grad if isinstance(grad, list) else [grad]))
-    if group["compiled"] and not self._compile_failed:
+    if compiled and not self._compile_failed:
         if flat and views is not None and rounding_buffer is None:
             tensors = (views[0], grad, views[2], views[3], None)
         elif flat: tensors = block_views(tensors) or flat_views(tensors)

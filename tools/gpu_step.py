@@ -16,7 +16,11 @@ the error. `--record` stores the figures in nbs/measured.json, section `gpu_step
 earlier run on the same GPU); `--small` shrinks every size so that
 the script runs on a CPU in a minute or two (a smoke test, never recorded).
 
-    PYTHONPATH=DIR python3 tools/gpu_step.py [--tables bandwidth gpt2 train check] [--rounds 20] [--record] [--out DIR]
+    PYTHONPATH=DIR python3 tools/gpu_step.py [--tables bandwidth gpt2 profile train check] [--rounds 20] [--record] [--out DIR]
+
+On an H200 (torch 2.11) the tables took, mostly compiling: bandwidth 55 s, profile 111 s in a process of its own, one
+training row about 25 s; all of them take longer than one 10-minute call, so run them as two: `--tables bandwidth gpt2
+profile`, then `--tables train check` (each call's --record adds its tables to those stored from the same GPU).
 """
 import argparse, contextlib, gc, json, platform, statistics, sys, time, warnings
 from pathlib import Path
@@ -80,11 +84,11 @@ ROWS = {
                      ("torch-optimi Triton", lambda ps: peer("optimi", "AdamW")(ps, lr=1e-3, triton=True)),
                      ("torch fused bf16, no Kahan", lambda ps: torch.optim.AdamW(ps, 1e-3, fused=True))],
     "int8 states + int8 residual": [
-        ("optimi_nb compiled", OURS(compiled=True, **INT8)), ("optimi_nb foreach", OURS(**INT8)),
+        ("optimi_nb compiled", OURS(compiled=True, **INT8)), ("optimi_nb foreach", OURS(compiled=False, **INT8)),
         ("FlashOptim FlashAdamW", lambda ps: peer("flashoptim", "FlashAdamW")(ps, lr=1e-3, master_weight_bits=24)),
         ("bitsandbytes AdamW8bit", lambda ps: peer("bitsandbytes", "optim.AdamW8bit")(ps, lr=1e-3)),
         ("torchao AdamW8bit", lambda ps: peer("torchao", "optim.AdamW8bit")(ps, lr=1e-3))],
-    "int4 states + int8 residual": [("optimi_nb compiled", OURS(compiled=True, **INT4)), ("optimi_nb foreach", OURS(**INT4)),
+    "int4 states + int8 residual": [("optimi_nb compiled", OURS(compiled=True, **INT4)), ("optimi_nb foreach", OURS(compiled=False, **INT4)),
                                     ("torchao AdamW4bit", lambda ps: peer("torchao", "optim.AdamW4bit")(ps, lr=1e-3))]}
 
 

@@ -16,7 +16,9 @@ figure is the host's time until the call returns (no synchronisation), which is 
 """
 import argparse, json, statistics, time, warnings
 from pathlib import Path
+import sys
 import torch
+sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parent.parent)]  # optimi_nb from this checkout if not installed
 import optimi_nb, optimi_nb.storage
 from optimi_nb.gradient_release import stepping_while_alive
 from benchmark import gpt2_small

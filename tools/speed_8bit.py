@@ -53,9 +53,9 @@ def adamw_8bit_steppers(device: str) -> dict:
                 "bf16 states + int8 residual, compiled": AdamW(params(), lr=1e-3, compiled=True, kahan_precision="int8"),
                 "int4 states + int8 residual, compiled": AdamW(params(), lr=1e-3, compiled=True, **INT4),
                 "bf16 + Kahan, foreach": AdamW(params(), lr=1e-3, foreach=True),
-                "int8 states + int8 residual, foreach": AdamW(params(), lr=1e-3, foreach=True, **INT8),
-                "int8 states + int8 residual, for-loop": AdamW(params(), lr=1e-3, foreach=False, **INT8),
-                "int4 states + int8 residual, foreach": AdamW(params(), lr=1e-3, foreach=True, **INT4),
+                "int8 states + int8 residual, foreach": AdamW(params(), lr=1e-3, foreach=True, compiled=False, **INT8),
+                "int8 states + int8 residual, for-loop": AdamW(params(), lr=1e-3, foreach=False, compiled=False, **INT8),
+                "int4 states + int8 residual, foreach": AdamW(params(), lr=1e-3, foreach=True, compiled=False, **INT4),
                 "torchao AdamW8bit, bf16 weights without compensation": torchao_adamw8bit(params(), lr=1e-3),
                 f"bitsandbytes AdamW8bit ({kernel}), bf16 weights without compensation": bitsandbytes_adamw8bit(params(), lr=1e-3)}
     return {name: opt for name, opt in steppers.items() if opt is not None}

@@ -35,6 +35,11 @@ EXCEPTIONS = [
     # a GPU's peaks: the CUDA allocator's on an H200, a measurement of its own beside MemTracker's on the CPU
     ("gradient_release.html", "The output above is from one run on an NVIDIA H200"),
     ("memory.html", "bytes per parameter at peak"),
+    # a GPU training step's resident bytes per parameter (weights and states between steps, the CUDA allocator's, a GPT
+    # of 168M parameters), beside its peak: tools/gpu_step.py's table, not the memory lab's peak
+    ("speed.html", "FlashOptim, gradient release"),
+    ("speed.html", "optimi_nb int8 compiled, gradient release"),
+    ("speed.html", "FlashOptim, no release"),
     # another model's peak: low_precision's comparison of bf16 weights measures the model of Testing optimizers
     ("low_precision.html", "bf16 + Kahan 0.0040 6.00 10.00"),
 ]

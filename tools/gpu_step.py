@@ -22,7 +22,7 @@ On an H200 (torch 2.11) the tables took, mostly compiling: bandwidth 55 s, profi
 training row about 25 s; all of them take longer than one 10-minute call, so run them as two: `--tables bandwidth gpt2
 profile`, then `--tables train check` (each call's --record adds its tables to those stored from the same GPU).
 """
-import argparse, contextlib, gc, json, platform, statistics, sys, time, warnings
+import argparse, gc, json, platform, statistics, sys, time, warnings
 from pathlib import Path
 import torch
 import torch.nn.functional as F
@@ -158,17 +158,15 @@ TRAIN_ROWS = [  # label, optimizer, gradient release (None: step and zero_grad a
 def allocated() -> int:
     gc.collect(); sync(); return torch.cuda.memory_allocated() if DEV == "cuda" else 0
 
-def train_row(make, release, steps: int, warm: int = 3) -> dict:
-    "One row of the training table, its model and optimizer built and deleted inside"
+def stepped(make, release, steps: int, warm: int, before: int) -> dict:
+    "Build a row's model and optimizer, step them, and return its figures; all it built goes when it returns"
     n_blocks, d, vocab, context, batch = gpt_size()
-    before = allocated()
     torch.manual_seed(0)
     model = GPT(n_blocks, d, vocab, context).to(DEV, torch.bfloat16)
-    n = sum(p.numel() for p in model.parameters())
     gen = torch.Generator(DEV).manual_seed(1)
     x, y = (torch.randint(0, vocab, (batch, context), device=DEV, generator=gen) for _ in range(2))
     opt = make(list(model.parameters()))
-    if release: handle = release(model, opt)
+    if release: release(model, opt)  # the hooks step and free each gradient in backward
     def step():
         model(x, y).backward()
         if not release: opt.step(); opt.zero_grad(set_to_none=True)
@@ -177,11 +175,15 @@ def train_row(make, release, steps: int, warm: int = 3) -> dict:
     if DEV == "cuda": torch.cuda.reset_peak_memory_stats()
     ms = statistics.median(timed(step)[0] for _ in range(steps))
     peak = torch.cuda.max_memory_allocated() - before if DEV == "cuda" else 0
-    del model, opt, x, y, step
-    if release: del handle
-    left = allocated() - before
-    return dict(ms=round(ms, 2), resident=round(resident / n, 2), peak=round(peak / n, 2), left_after_delete=round(left / n, 3),
-                params=n)
+    return dict(ms=ms, resident=resident, peak=peak, params=sum(p.numel() for p in model.parameters()))
+
+def train_row(make, release, steps: int, warm: int = 3) -> dict:
+    "One row of the training table: bytes per parameter resident, at the peak, and left once its objects are gone"
+    before = allocated()
+    r = stepped(make, release, steps, warm, before)
+    left, n = allocated() - before, r["params"]
+    return dict(ms=round(r["ms"], 2), resident=round(r["resident"] / n, 2), peak=round(r["peak"] / n, 2),
+                left_after_delete=round(left / n, 3), params=n)
 
 def leftover_report(path: Path) -> dict:
     "Build, step and delete the first optimi_nb release row with the allocator's history on; name what stays allocated"

@@ -14,7 +14,7 @@ from .storage import convert_storage
 def fresh_transients() -> dict: # attribute names and their fresh values
     "Attributes tied to one optimizer, new for it and each copy: release hooks, generators, caches, warnings given"
     return {"_release": None, "_rounding_generators": {}, "_scalar_tensors": {}, "_plans": {}, "_warned": set(),
-            "_constructing": False}
+            "_graphs": {}, "_graph_pool": None, "_constructing": False}
 
 class Checkpoints:
     "What `BaseOptimizer` inherits to save and load itself: state dicts (ours and torch.optim's), copies and pickles"
@@ -35,7 +35,8 @@ def load_state_dict(self: Checkpoints,
     groups, from_torch = self._own_groups(state_dict)
     state_dict = {**state_dict, "state": self._own_state(state_dict, groups, from_torch), "param_groups": groups}
     super(Checkpoints, self).load_state_dict(state_dict)
-    self._plans = {}  # step plans hold the replaced states: let them go now, not after the next step
+    # step plans and their CUDA graphs hold the replaced states: let them go now, not after the next step
+    self._plans, self._graphs = {}, {}
     self.rounding_seed = state_dict.get("rounding_seed", self.rounding_seed)  # absent from torch.optim's state dicts
     params = [p for g in self.param_groups for p in g["params"]]
     saved_ids = [i for g in state_dict["param_groups"] for i in g["params"]]

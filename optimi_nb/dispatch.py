@@ -16,11 +16,12 @@ from .kahan import LOW_PRECISION
 from .low_precision import gpu_capability, inductor_refuses, stochastic_round_
 from .plan import Call, StepPlan, compiled_by_default, plan_calls, plan_key
 from .layout import block_views, flat_views, flattenable, in_slices, shaped_like, slice_numel
+from .step_graph import StepGraphs
 from .storage import Stored, compact, copy_in_, decoded, fewest_bits, local, read_stored, shard_groups, sharded
 from .update import compiled_update_core, update_core
 
 # %% ../nbs/05_dispatch.ipynb #c48b7e3c
-class Dispatch:
+class Dispatch(StepGraphs):
     "What `BaseOptimizer` inherits to run a step: the paths, buckets, slices, compiled calls and the post-update hook"
     def after_update_(self,
                       group: dict, # the param group
@@ -113,7 +114,11 @@ def _step_param(self: Dispatch, param: Tensor) -> None:
     key, plan = plan_key(group, [param], [state]), self._plans.get(id(param))
     if plan is None or plan.key != key:
         plan = self._plans[id(param)] = StepPlan(key, [Call(param, [state], self._prepare(group, param, state))])
-    self._run(group, plan.calls[0].prepared, param.grad, state["step"], self.step_scalars(group, state["step"]))
+    grad, step = param.grad, state["step"]
+    scalars = self.step_scalars(group, step)
+    work = lambda: self._run(group, plan.calls[0].prepared, grad, step, scalars)
+    plain = type(self).after_update_ is Dispatch.after_update_  # no hook after the update
+    self._run_recorded(id(param), group, plan, [grad], scalars, work, plain)
 
 @patch
 def _group_and_position(self: Dispatch, param: Tensor) -> tuple[dict, int]:
@@ -143,8 +148,14 @@ def _step_group(self: Dispatch, group: dict) -> None:
     for call in plan.calls:
         step = call.states[0]["step"]
         if step not in scalars: scalars[step] = self.step_scalars(group, step)
-        grad = [p.grad for p in call.params] if isinstance(call.params, list) else call.params.grad
-        self._run(group, call.prepared, grad, step, scalars[step])
+    grads = [[p.grad for p in c.params] if isinstance(c.params, list) else c.params.grad for c in plan.calls]
+    def work():
+        for call, grad in zip(plan.calls, grads):
+            step = call.states[0]["step"]; self._run(group, call.prepared, grad, step, scalars[step])
+    if len(scalars) != 1: return work()
+    # one step count: the step may run as a CUDA graph (chapter Step graphs)
+    self._run_recorded(id(group), group, plan, grads, *scalars.values(), work,
+                       type(self).after_update_ is Dispatch.after_update_)
 
 # %% ../nbs/05_dispatch.ipynb #93361140
 @patch
@@ -273,16 +284,7 @@ def _run_compiled(self: Dispatch, update, weight_decay_, accumulate, group, scal
                         "on this GPU")
         return update_core(update, weight_decay_, accumulate, group, scalars, param, shaped_like(grad, param), *tensors)
     core = compiled_update_core(device.type)
-    def as_tensor(key, value):
-        # flags and None stay Python values
-        if isinstance(value, bool) or not isinstance(value, (int, float)): return value
-        tensor, held = (self._scalar_tensors.get((device, key))
-                        or (torch.zeros((), device=device), None))
-        # on a GPU a fill is a kernel launch: one per new value
-        if held != value: self._scalar_tensors[device, key] = (tensor.fill_(value), value)
-        return tensor
-    tensor_group = group | {"lr": as_tensor("lr", group["lr"])}
-    tensor_scalars = {key: as_tensor(key, value) for key, value in scalars.items()}
+    tensor_group, tensor_scalars = self._tensor_scalars(device, group, scalars)
     try:
         with more_recompiles():
             residual_codes = core(update, weight_decay_, accumulate, tensor_group, tensor_scalars, param, grad,

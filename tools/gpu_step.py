@@ -38,6 +38,11 @@ INT4 = dict(state_precision="int4", kahan_precision="int8")
 FLOOR_BYTES = {"fp32": 28, "bf16 + Kahan": 18, "int8 states + int8 residual": 12, "int4 states + int8 residual": 10}
 DEV = "cuda" if torch.cuda.is_available() else "cpu"
 SMALL = False
+ROW_FILTER = None  # --rows
+
+def chosen(label: str) -> bool:
+    "Whether --rows keeps the row `label`"
+    return ROW_FILTER is None or any(part in label for part in ROW_FILTER)
 
 
 def sync():
@@ -77,14 +82,23 @@ def peer(name: str, attr: str):
 
 # Each row: (label, storage, dtype, constructor of the optimizer from a list of params)
 OURS = lambda **o: lambda ps: optimi_nb.AdamW(ps, lr=1e-3, **o)
+def uncaptured(make):
+    "A row of ours whose steps are never recorded as CUDA graphs (chapter Step graphs): the host's work as before"
+    def build(ps):
+        opt = make(ps); opt.capture_steps = False; return opt
+    return build
 ROWS = {
-    "fp32": [("optimi_nb compiled", OURS(compiled=True)), ("torch fused", lambda ps: torch.optim.AdamW(ps, 1e-3, fused=True)),
+    "fp32": [("optimi_nb compiled", OURS(compiled=True)), ("optimi_nb compiled, uncaptured", uncaptured(OURS(compiled=True))),
+             ("torch fused", lambda ps: torch.optim.AdamW(ps, 1e-3, fused=True)),
              ("torch-optimi Triton", lambda ps: peer("optimi", "AdamW")(ps, lr=1e-3, triton=True))],
     "bf16 + Kahan": [("optimi_nb compiled", OURS(compiled=True)),
+                     ("optimi_nb compiled, uncaptured", uncaptured(OURS(compiled=True))),
                      ("torch-optimi Triton", lambda ps: peer("optimi", "AdamW")(ps, lr=1e-3, triton=True)),
                      ("torch fused bf16, no Kahan", lambda ps: torch.optim.AdamW(ps, 1e-3, fused=True))],
     "int8 states + int8 residual": [
-        ("optimi_nb compiled", OURS(compiled=True, **INT8)), ("optimi_nb foreach", OURS(compiled=False, **INT8)),
+        ("optimi_nb compiled", OURS(compiled=True, **INT8)),
+        ("optimi_nb compiled, uncaptured", uncaptured(OURS(compiled=True, **INT8))),
+        ("optimi_nb foreach", OURS(compiled=False, **INT8)),
         ("FlashOptim FlashAdamW", lambda ps: peer("flashoptim", "FlashAdamW")(ps, lr=1e-3, master_weight_bits=24)),
         ("bitsandbytes AdamW8bit", lambda ps: peer("bitsandbytes", "optim.AdamW8bit")(ps, lr=1e-3)),
         ("torchao AdamW8bit", lambda ps: peer("torchao", "optim.AdamW8bit")(ps, lr=1e-3))],
@@ -104,6 +118,7 @@ def step_table(shapes, rounds: int) -> dict:
         dtype = torch.float32 if storage == "fp32" else torch.bfloat16
         steppers, errors = {"copy": copy_step(numel)}, {}
         for label, make in rows:
+            if not chosen(label): continue
             try:
                 opt = make(params_with_grads(shapes, dtype)); steppers[label] = opt.step; opt.step()
             except Exception as e: errors[label] = f"{type(e).__name__}: {str(e)[:160]}"
@@ -149,6 +164,8 @@ TRAIN_ROWS = [  # label, optimizer, gradient release (None: step and zero_grad a
     ("torch fused AdamW (bf16 states)", lambda ps: torch.optim.AdamW(ps, 1e-3, fused=True), None),
     ("FlashOptim, gradient release", lambda ps: peer("flashoptim", "FlashAdamW")(ps, lr=1e-3, master_weight_bits=24), flash_release),
     ("optimi_nb int8 compiled, gradient release", OURS(compiled=True, gradient_release=True, **INT8), ours_release),
+    ("optimi_nb int8 compiled, gradient release, uncaptured",
+     uncaptured(OURS(compiled=True, gradient_release=True, **INT8)), ours_release),
     ("optimi_nb bf16 + Kahan compiled, gradient release", OURS(compiled=True, gradient_release=True), ours_release),
     ("optimi_nb int4 compiled, gradient release", OURS(compiled=True, gradient_release=True, **INT4), ours_release),
     ("FlashOptim, no release", lambda ps: peer("flashoptim", "FlashAdamW")(ps, lr=1e-3, master_weight_bits=24), None),
@@ -207,9 +224,11 @@ def train_table(steps: int, out: Path) -> dict:
     "The training step's rows in the issue's order, each built and deleted in turn; then the leftover trace"
     result = {}
     for label, make, release in TRAIN_ROWS:
+        if not chosen(label): continue
         try: result[label] = train_row(make, release, steps)
         except Exception as e: result[label] = dict(error=f"{type(e).__name__}: {str(e)[:200]}")
         print(label, result[label], flush=True)
+    if ROW_FILTER is not None: return result  # the trace builds a row of its own
     try: result["leftover trace"] = leftover_report(out / "leftover.txt")
     except Exception as e: result["leftover trace"] = dict(error=f"{type(e).__name__}: {str(e)[:200]}")
     return result
@@ -249,7 +268,7 @@ def run_steps(name: str, options: dict, dtype, device: str, compiled: bool) -> l
     return [p.detach().cpu().float() for p in params]
 
 def check_table() -> dict:
-    "Each path on the GPU against foreach on the CPU: largest difference in the weights' last places, share that differs"
+    "Each path on the GPU against foreach on the CPU: largest difference in last places at the weights' RMS, share that differs"
     result = {}
     for name in CHECKED:
         for storage, (dtype, options) in STORAGES.items():
@@ -257,11 +276,12 @@ def check_table() -> dict:
                 key = f"{name}, {storage}, {'compiled' if compiled else 'foreach'}"
                 try:
                     cpu, gpu = run_steps(name, options, dtype, "cpu", False), run_steps(name, options, dtype, DEV, compiled)
-                    ulp = [c.abs().clamp_min(1e-30) * (2 ** -7 if dtype == torch.bfloat16 else 2 ** -23) for c in cpu]
+                    ulp = [c.pow(2).mean().sqrt() * (2 ** -7 if dtype == torch.bfloat16 else 2 ** -23) for c in cpu]
                     ulps = max(((g - c).abs() / u).max().item() for g, c, u in zip(gpu, cpu, ulp))
                     share = sum((g != c).sum().item() for g, c in zip(gpu, cpu)) / sum(c.numel() for c in cpu)
                     result[key] = dict(max_ulps=round(ulps, 2), differing=round(share, 4))
                 except Exception as e: result[key] = dict(error=f"{type(e).__name__}: {str(e)[:160]}")
+                print(f"  {key}: {result[key]}", flush=True)  # row by row: a run cut short still tells
     worst = max(result, key=lambda k: result[k].get("max_ulps", float("inf")))
     print(f"check: {len(result)} configurations; largest difference {result[worst]} ({worst})", flush=True)
     return result
@@ -274,8 +294,9 @@ def main():
     parser.add_argument("--record", action="store_true", help="store the figures in nbs/measured.json, section gpu_step")
     parser.add_argument("--small", action="store_true", help="every size shrunk: a smoke test that runs on a CPU")
     parser.add_argument("--out", default=".", help="folder for leftover.txt")
+    parser.add_argument("--rows", nargs="*", help="only the rows whose label holds one of these (default: all)")
     args = parser.parse_args()
-    global SMALL; SMALL = args.small
+    global SMALL, ROW_FILTER; SMALL, ROW_FILTER = args.small, args.rows
     warnings.filterwarnings("ignore")
     device = torch.cuda.get_device_name() if DEV == "cuda" else "cpu"
     print(f"{device}, torch {torch.__version__}, Python {platform.python_version()}", flush=True)
@@ -292,6 +313,7 @@ def main():
 
 def save(result: dict, tables: list, out: Path, record: bool):
     "Write the figures so far to `out`, and with `record` into nbs/measured.json's section gpu_step"
+    out.mkdir(parents=True, exist_ok=True)
     (out / f"gpu_step_{'_'.join(tables)}.json").write_text(json.dumps(result, indent=1) + "\n")
     if not record: return
     path = ROOT / "nbs" / "measured.json"

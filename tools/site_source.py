@@ -1,11 +1,14 @@
 """Exported code on the page: nbdev hides `#| export` cells and shows only their API docs; the site shows each exported
 cell's source too, folded under "Source: name" right after the API docs nbdev adds for it (or where the cell stood, for a
-cell with no public name), as a code cell with Quarto's `code-fold`, so it is highlighted as every other cell is.
+cell with no public name), as a code cell with Quarto's `code-fold`, so it is highlighted as every other cell is. Test
+cells (those that call fastcore's `test_*` or assert) are folded the same way under "Test": they run in CI, and a reader
+sees derivation, code, lesson and result first; their outputs stay in view.
 
 `show_exported_source()` swaps two of nbdev's processors for the ones here, before `proc_nbs` runs them."""
 import ast
 import nbdev.processors
 
+TESTS = {"test_eq", "test_ne", "test_close", "test_fail", "test_is", "test_eq_type", "test_warns", "test_stdout"}  # fastcore's
 EXPORTED = {"export", "exports", "exporti"}  # cells whose code goes into the library
 HIDDEN = {"hide", "default_exp"}  # cells nbdev hides whatever else they say
 ORIGINAL = {"rm_export": nbdev.processors.rm_export, "mv_exports": nbdev.processors.mv_exports}
@@ -33,10 +36,21 @@ def defined_names(source: str) -> list[str]:
     return names
 
 
+def is_test(source: str) -> bool:
+    "Whether a cell's code checks something: a call of fastcore's `test_*` functions, or an assert"
+    try: tree = ast.parse("\n".join(l for l in source.splitlines() if not l.lstrip().startswith(("%", "!"))))
+    except SyntaxError: return False
+    return any(isinstance(n, ast.Assert) or isinstance(n, ast.Call) and getattr(n.func, "id", "") in TESTS
+               for n in ast.walk(tree))
+
+
 def fold_source(cell) -> None:
     """nbdev's `rm_export`, except that an exported cell which defines something stays, as a code cell folded under
-    "Source: its names", without its directives and outputs"""
+    "Source: its names", without its directives and outputs; and a test cell is folded under "Test", outputs kept"""
     directives = cell.directives_ or {}
+    if cell.cell_type == "code" and not directives.keys() & (EXPORTED | HIDDEN | {"echo"}) and is_test(cell.source):
+        cell.source = f'#| code-fold: true\n#| code-summary: "Test"\n{cell.source}'
+        return
     if cell.cell_type != "code" or not directives.keys() & EXPORTED or directives.keys() & HIDDEN: return ORIGINAL["rm_export"](cell)
     lines = cell.source.splitlines()
     while lines and lines[0].startswith("#|"): lines.pop(0)

@@ -11,10 +11,11 @@ import torch
 from torch import Tensor
 from .storage import convert_storage
 
-def fresh_transients() -> dict: # attribute names and their fresh values
-    "Attributes tied to one optimizer, new for it and each copy: release hooks, generators, caches, warnings given"
-    return {"_release": None, "_rounding_generators": {}, "_scalar_tensors": {}, "_plans": {}, "_warned": set(),
-            "_graphs": {}, "_graph_pool": None, "_constructing": False}
+def fresh_transients(cls: type, # an optimizer's class
+                    ) -> dict: # attribute names and their fresh values
+    "Attributes tied to one optimizer, new for it and each copy: what the classes of `cls` declare in `_transients`"
+    declared = [vars(klass).get("_transients", {}) for klass in reversed(cls.__mro__)]
+    return {name: make() for names in declared for name, make in names.items()}
 
 class Checkpoints:
     "What `BaseOptimizer` inherits to save and load itself: state dicts (ours and torch.optim's), copies and pickles"
@@ -115,8 +116,7 @@ def _own_state(self: Checkpoints,
 def __getstate__(self: Checkpoints) -> dict: # attribute names and values to copy
     "What `copy.deepcopy` and pickling keep: torch.optim's state and all our settings, not the object's hooks or caches"
     return {key: value for key, value in self.__dict__.items()
-            if key not in fresh_transients() and key not in ("_param_index", "_index_key")
-            and not key.endswith("_hooks")}
+            if key not in fresh_transients(type(self)) and not key.endswith("_hooks")}
 
 @patch
 def __setstate__(self: Checkpoints, state: dict) -> None:
@@ -126,9 +126,11 @@ def __setstate__(self: Checkpoints, state: dict) -> None:
     if not had_differentiable: self.defaults.pop("differentiable", None)  # torch.optim adds it; our groups lack it
     if "defaults" not in state: return  # load_state_dict's update of state and param_groups: this object stays as it is
     # pickles of older versions
-    for key, value in dict(gradient_release=False, rounding_seed=0, _optimizer_accumulation=False,
-                           _compile_failed=False, _release_prepared=False).items(): self.__dict__.setdefault(key, value)
-    self.__dict__.update(fresh_transients())
+    older = dict(gradient_release=False, rounding_seed=0, _optimizer_accumulation=False, _compile_failed=False,
+                 _release_prepared=False, _constructing=False)
+    for key, value in older.items():
+        self.__dict__.setdefault(key, value)
+    self.__dict__.update(fresh_transients(type(self)))
 
 # %% ../nbs/06_checkpoint.ipynb #50304938
 def torch_optimizer_kind(group: dict, # a param group from a `torch.optim` state dict

@@ -23,6 +23,9 @@ from .update import compiled_update_core, update_core
 # %% ../nbs/05_dispatch.ipynb #c48b7e3c
 class Dispatch(StepGraphs):
     "What `BaseOptimizer` inherits to run a step: the paths, buckets, slices, compiled calls and the post-update hook"
+    # made anew for each optimizer and copy (`fresh_transients`): name -> maker
+    _transients = dict(_plans=dict, _rounding_generators=dict, _warned=set, _param_index=dict, _index_key=lambda: None,
+                       _release=lambda: None)  # gradient release's bookkeeping, while its hooks run
     def after_update_(self,
                       group: dict, # the param group
                       param: Tensors, # weights, just updated
@@ -114,9 +117,8 @@ def _step_param(self: Dispatch, param: Tensor) -> None:
     key, plan = plan_key(group, [param], [state]), self._plans.get(id(param))
     if plan is None or plan.key != key:
         plan = self._plans[id(param)] = StepPlan(key, [Call(param, [state], self._prepare(group, param, state))])
-    grad, step = param.grad, state["step"]
-    scalars = self.step_scalars(group, step)
-    work = lambda: self._run(group, plan.calls[0].prepared, grad, step, scalars)
+    grad, scalars = param.grad, self.step_scalars(group, state["step"])
+    work = lambda: self._run(group, plan.calls[0].prepared, grad, state["step"], scalars)
     plain = type(self).after_update_ is Dispatch.after_update_  # no hook after the update
     self._run_recorded(id(param), group, plan, [grad], scalars, work, plain)
 
@@ -124,7 +126,7 @@ def _step_param(self: Dispatch, param: Tensor) -> None:
 def _group_and_position(self: Dispatch, param: Tensor) -> tuple[dict, int]:
     "`param`'s param group and its position among all parameters in param-group order; rebuilt when the groups change"
     key = (id(self.param_groups), len(self.param_groups))
-    if getattr(self, "_index_key", None) != key:
+    if self._index_key != key:
         params = [(p, g) for g in self.param_groups for p in g["params"]]
         self._param_index = {id(p): (g, i) for i, (p, g) in enumerate(params)}
         self._index_key = key
@@ -152,8 +154,7 @@ def _step_group(self: Dispatch, group: dict) -> None:
     def work():
         for call, grad in zip(plan.calls, grads):
             step = call.states[0]["step"]; self._run(group, call.prepared, grad, step, scalars[step])
-    if len(scalars) != 1: return work()
-    # one step count: the step may run as a CUDA graph (chapter Step graphs)
+    if len(scalars) != 1: return work()  # else the step may run as a CUDA graph (chapter Step graphs)
     self._run_recorded(id(group), group, plan, grads, *scalars.values(), work,
                        type(self).after_update_ is Dispatch.after_update_)
 

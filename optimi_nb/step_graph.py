@@ -80,6 +80,8 @@ def graph_key(group: dict, # the param group
 class StepGraphs:
     "What `Dispatch` inherits to replay a compiled GPU step as a CUDA graph, and to give kernels their scalars"
     capture_steps = True  # False (on an optimizer or a class): no step is recorded as a CUDA graph
+    # made anew for each optimizer and copy (`fresh_transients`): name -> maker
+    _transients = dict(_graphs=dict, _graph_pool=lambda: None, _scalar_tensors=dict)
 
     def _tensor_scalars(self, device: torch.device, group: dict, scalars: dict) -> tuple[dict, dict]:
         "The group with its lr, and the step's scalars, as 0-dim tensors on `device`, filled when a value changes"

@@ -60,9 +60,21 @@ def write_sidebar(nbs: Path, readme_nb: str) -> Path:
     return path
 
 
+def sync_changelog(root: Path, page: str = "53_changelog.ipynb") -> None:
+    "Copy CHANGELOG.md (after nbdev's `<!-- do not remove -->` line) into the release notes page, its fourth cell"
+    path = root / "nbs" / page
+    nb = json.loads(path.read_text())
+    body = (root / "CHANGELOG.md").read_text().split("<!-- do not remove -->", 1)[1].strip()
+    if "".join(nb["cells"][3]["source"]).strip() == body: return
+    nb["cells"][3]["source"] = body.splitlines(keepends=True)
+    path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+    print(f"{page}: copied CHANGELOG.md in (commit it)")
+
+
 def process_notebooks() -> Path:
     "nbdev's pre-render steps, without the Quarto install that `nbdev_proc_nbs` starts with; return the _proc folder"
     cfg = get_config()
+    sync_changelog(cfg.config_path)
     refresh_quarto_yml()
     nbdev.doclinks._build_modidx()
     write_sidebar(cfg.nbs_path, cfg.readme_nb)

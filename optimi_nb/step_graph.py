@@ -100,7 +100,7 @@ class StepGraphs:
         device = first(plan.calls[0].prepared.param).device if plan.calls else None
         if (device is None or device.type != "cuda" or not (self.capture_steps and self.elementwise_update)
                 or self._compile_failed or group["stochastic_rounding"] or isinstance(group["lr"], Tensor)
-                or torch.cuda.is_current_stream_capturing()): return None
+                or device.index != torch.cuda.current_device() or torch.cuda.is_current_stream_capturing()): return None
         for call in plan.calls:
             p, param = call.prepared, first(call.prepared.param)
             if (not p.compiled or p.extra or p.shard or hasattr(first(p.owner), "device_mesh") or param.device != device

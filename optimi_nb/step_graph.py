@@ -8,6 +8,7 @@ __all__ = ['capture_stream', 'cuda_capture', 'CaptureError', 'StepGraph', 'graph
 # %% ../nbs/04d_step_graph.ipynb #1dd29839
 import functools
 from typing import Callable
+from fastcore.basics import patch
 import torch
 from torch import Tensor
 from .low_precision import gpu_capability, inductor_refuses
@@ -109,8 +110,6 @@ class StepGraphs:
         return device
 
 # %% ../nbs/04d_step_graph.ipynb #d344151d
-from fastcore.basics import patch
-
 @patch
 def _run_recorded(self: StepGraphs,
                   owner: int, # id of the param group or parameter whose step this is
@@ -126,7 +125,7 @@ def _run_recorded(self: StepGraphs,
     if device is None: return work()
     self._tensor_scalars(device, group, scalars)  # filled here, outside the graph
     if self._graph_pool is None: self._graph_pool = torch.cuda.graph_pool_handle()
-    graph = self._graphs.setdefault(owner, StepGraph(self._graph_pool))
+    graph = self._graphs.get(owner) or self._graphs.setdefault(owner, StepGraph(self._graph_pool))
     try: graph(plan, graph_key(group, grads, scalars, self._optimizer_accumulation), work)
     except CaptureError as error:  # nothing ran while recording: the step runs once, as it is
         self._graphs.clear(); self.capture_steps = False

@@ -222,3 +222,9 @@ def init_state(self: BaseOptimizer,
                         "into one rank's shard, so the update would see only its rows: use state_precision=None and "
                         "kahan_precision=None with FSDP2")
     return state
+
+# %% ../nbs/07_base.ipynb #f75b9c4a
+@patch(as_prop=True)
+def _step_supports_amp_scaling(self: BaseOptimizer) -> bool: # True while gradient release hooks run
+    "While gradient release hooks run, a GradScaler hands `step()` its scale, not unscaling, and `step()` refuses it"
+    return self._release is not None

@@ -9,6 +9,7 @@ __all__ = ['prepare_ddp_for_gradient_release']
 from torch import nn
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from .base import BaseOptimizer
+from .gradient_release import start_release
 
 # %% ../nbs/22_distributed.ipynb #a493b8fa
 def prepare_ddp_for_gradient_release(ddp_model: nn.parallel.DistributedDataParallel, # the DDP-wrapped model
@@ -33,4 +34,4 @@ def prepare_ddp_for_gradient_release(ddp_model: nn.parallel.DistributedDataParal
             return bucket.buffer()
         return default_hooks.allreduce_hook(process_group, bucket).then(step)
     ddp_model.register_comm_hook(None, allreduce_then_step)
-    optimizer._start_release([p for p in ddp_model.parameters() if id(p) in optimized], hook_param=None)
+    start_release(optimizer, [p for p in ddp_model.parameters() if id(p) in optimized], hook_param=None)

@@ -20,7 +20,7 @@ import sys
 import torch
 sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parent.parent)]  # optimi_nb from this checkout if not installed
 import optimi_nb, optimi_nb.storage
-from optimi_nb.gradient_release import stepping_while_alive
+from optimi_nb.gradient_release import start_release, stepping_while_alive
 from benchmark import gpt2_small
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,7 +65,7 @@ def ours_hooks(**options):
     "optimi_nb's hook: the optimizer's step and zero_grad for one parameter (what prepare_for_gradient_release registers)"
     def hooks_for(params):
         opt = optimi_nb.AdamW(params, lr=1e-3, gradient_release=True, compiled=True, **options)
-        opt._start_release(params, None)
+        start_release(opt, params, None)
         return stepping_while_alive(opt), opt  # the hook holds the optimizer weakly
     return hooks_for
 

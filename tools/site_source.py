@@ -40,8 +40,10 @@ def is_test(source: str) -> bool:
     "Whether a cell's code checks something: a call of fastcore's `test_*` functions, or an assert"
     try: tree = ast.parse("\n".join(l for l in source.splitlines() if not l.lstrip().startswith(("%", "!"))))
     except SyntaxError: return False
-    return any(isinstance(n, ast.Assert) or isinstance(n, ast.Call) and getattr(n.func, "id", "") in TESTS
-               for n in ast.walk(tree))
+    # at the top level or in loops, not inside the functions and classes a cell defines (an argument check there)
+    run = [n for top in tree.body if not isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+           for n in ast.walk(top)]
+    return any(isinstance(n, ast.Assert) or isinstance(n, ast.Call) and getattr(n.func, "id", "") in TESTS for n in run)
 
 
 def fold_source(cell) -> None:

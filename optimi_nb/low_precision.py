@@ -7,6 +7,7 @@ __all__ = ['MANTISSA_BITS', 'SMALLEST_SPACING', 'stochastic_round_', 'power_of_t
            'power_of_two', 'ulp', 'to_low_precision', 'gpu_capability', 'native_low_precision', 'inductor_refuses']
 
 # %% ../nbs/03_rounding.ipynb #e66228c3
+import functools
 from collections.abc import Iterable
 import torch
 from torch import Tensor, nn
@@ -106,6 +107,7 @@ def to_low_precision(model: nn.Module, # the model, converted in place
     return model
 
 # %% ../nbs/03_rounding.ipynb #4c88bd82
+@functools.cache  # asked once per device: a step asks every call
 def gpu_capability(device: torch.device | str, # a device
                   ) -> tuple[int, int] | None:
     "The compute capability of an NVIDIA GPU `device`; None for any other device"

@@ -71,10 +71,12 @@ def graph_key(group: dict, # the param group
               accumulate: bool, # optimizer accumulation is on
              ) -> tuple:
     "What a recorded step holds fixed besides its plan's tensors: settings compiled in, gradients' addresses, flags"
-    fixed = lambda v: id(v) if isinstance(v, Tensor) else v
-    settings = tuple((k, fixed(v)) for k, v in group.items() if k not in ("params", "lr"))
-    flags = tuple(fixed(v) for v in scalars.values() if isinstance(v, bool) or not isinstance(v, (int, float)))
-    where = tuple((g.data_ptr(), g.is_contiguous()) for gs in grads for g in (gs if isinstance(gs, list) else [gs]))
+    # list comprehensions, not generators: a release hook computes this for every parameter
+    settings = tuple([(k, id(v) if isinstance(v, Tensor) else v) for k, v in group.items()
+                      if k != "params" and k != "lr"])
+    flags = tuple([id(v) if isinstance(v, Tensor) else v for v in scalars.values()
+                   if isinstance(v, bool) or not isinstance(v, (int, float))])
+    where = tuple([(g.data_ptr(), g.is_contiguous()) for gs in grads for g in (gs if isinstance(gs, list) else [gs])])
     return settings, flags, where, accumulate
 
 # %% ../nbs/04d_step_graph.ipynb #0ed2a56d
@@ -82,18 +84,20 @@ class StepGraphs:
     "What `Dispatch` inherits to replay a compiled GPU step as a CUDA graph, and to give kernels their scalars"
     capture_steps = True  # False (on an optimizer or a class): no step is recorded as a CUDA graph
     # made anew for each optimizer and copy (`fresh_transients`): name -> maker
-    _transients = dict(_graphs=dict, _graph_pool=lambda: None, _scalar_tensors=dict)
+    _transients = dict(_graphs=dict, _graph_pools=dict, _scalar_tensors=dict)
+
+    def _scalar_tensor(self, device: torch.device, key: str, value):
+        "A number as the 0-dim tensor on `device` kept for `key`, filled when the value changes; anything else as it is"
+        if isinstance(value, bool) or not isinstance(value, (int, float)): return value  # flags, None, tensors
+        tensor, held = self._scalar_tensors.get((device, key)) or (torch.zeros((), device=device), None)
+        # on a GPU a fill is a kernel launch: one per new value
+        if held != value: self._scalar_tensors[device, key] = (tensor.fill_(value), value)
+        return tensor
 
     def _tensor_scalars(self, device: torch.device, group: dict, scalars: dict) -> tuple[dict, dict]:
         "The group with its lr, and the step's scalars, as 0-dim tensors on `device`, filled when a value changes"
-        def as_tensor(key, value):
-            # flags, None and tensors stay as they are
-            if isinstance(value, bool) or not isinstance(value, (int, float)): return value
-            tensor, held = self._scalar_tensors.get((device, key)) or (torch.zeros((), device=device), None)
-            # on a GPU a fill is a kernel launch: one per new value
-            if held != value: self._scalar_tensors[device, key] = (tensor.fill_(value), value)
-            return tensor
-        return group | {"lr": as_tensor("lr", group["lr"])}, {key: as_tensor(key, v) for key, v in scalars.items()}
+        tensor = functools.partial(self._scalar_tensor, device)
+        return group | {"lr": tensor("lr", group["lr"])}, {key: tensor(key, v) for key, v in scalars.items()}
 
     def _recordable(self, group: dict, plan) -> torch.device | None:
         "The GPU of `plan`'s step if a CUDA graph may record it: compiled, element-wise, nothing done on the host"
@@ -123,9 +127,12 @@ def _run_recorded(self: StepGraphs,
     "Run a step's `work`: through `owner`'s CUDA graph where `_recordable`, else as it is"
     device = self._recordable(group, plan) if plain else None
     if device is None: return work()
-    self._tensor_scalars(device, group, scalars)  # filled here, outside the graph
-    if self._graph_pool is None: self._graph_pool = torch.cuda.graph_pool_handle()
-    graph = self._graphs.get(owner) or self._graphs.setdefault(owner, StepGraph(self._graph_pool))
+    self._scalar_tensor(device, "lr", group["lr"])  # filled here, outside the graph
+    for key, value in scalars.items(): self._scalar_tensor(device, key, value)
+    graph = self._graphs.get(owner)
+    if graph is None:  # its graphs' pool: the device's, made on the current device (`_recordable` checked it is)
+        pool = self._graph_pools.get(device) or self._graph_pools.setdefault(device, torch.cuda.MemPool())
+        graph = self._graphs[owner] = StepGraph(pool.id)
     try: graph(plan, graph_key(group, grads, scalars, self._optimizer_accumulation), work)
     except CaptureError as error:  # nothing ran while recording: the step runs once, as it is
         self._graphs.clear(); self.capture_steps = False

@@ -7,7 +7,8 @@
   gradient release: step time; bytes per parameter resident between steps (weights and states), at the step's peak, and
   still allocated after the model and optimizer are deleted; `leftover.txt` names the allocations of the last kind;
 - check: every element-wise optimizer in every storage, foreach and compiled, five steps on the GPU against the CPU;
-- profile: cProfile of the compiled step on GPT-2 small's tensors (`profile.txt`), where the host's time goes.
+- profile: cProfile of the compiled step on GPT-2 small's tensors, and of the training step with int8 gradient release
+  (`profile.txt`): where the host's time goes.
 
 Every row updates its own copy of the tensors; rows are interleaved in a rotating order, timed with CUDA events, and each
 figure is the median over the rounds. Peers (torch-optimi, FlashOptim, bitsandbytes, torchao) are imported where present
@@ -116,9 +117,10 @@ def step_table(shapes, rounds: int) -> dict:
     numel, out = sum(torch.Size(s).numel() for s in shapes), {}
     for storage, rows in ROWS.items():
         dtype = torch.float32 if storage == "fp32" else torch.bfloat16
+        if not any(chosen(f"{storage}: {label}") for label, _ in rows): continue
         steppers, errors = {"copy": copy_step(numel)}, {}
         for label, make in rows:
-            if not chosen(label): continue
+            if not chosen(f"{storage}: {label}"): continue
             try:
                 opt = make(params_with_grads(shapes, dtype)); steppers[label] = opt.step; opt.step()
             except Exception as e: errors[label] = f"{type(e).__name__}: {str(e)[:160]}"
@@ -175,8 +177,8 @@ TRAIN_ROWS = [  # label, optimizer, gradient release (None: step and zero_grad a
 def allocated() -> int:
     gc.collect(); sync(); return torch.cuda.memory_allocated() if DEV == "cuda" else 0
 
-def stepped(make, release, steps: int, warm: int, before: int) -> dict:
-    "Build a row's model and optimizer, step them, and return its figures; all it built goes when it returns"
+def training(make, release):
+    "The training table's bf16 model, its optimizer from `make`, with `release` set up, and its step"
     n_blocks, d, vocab, context, batch = gpt_size()
     torch.manual_seed(0)
     model = GPT(n_blocks, d, vocab, context).to(DEV, torch.bfloat16)
@@ -187,6 +189,11 @@ def stepped(make, release, steps: int, warm: int, before: int) -> dict:
     def step():
         model(x, y).backward()
         if not release: opt.step(); opt.zero_grad(set_to_none=True)
+    return model, step
+
+def stepped(make, release, steps: int, warm: int, before: int) -> dict:
+    "Build a row's model and optimizer, step them, and return its figures; all it built goes when it returns"
+    model, step = training(make, release)
     for _ in range(warm): step()
     resident = allocated() - before
     if DEV == "cuda": torch.cuda.reset_peak_memory_stats()
@@ -239,6 +246,7 @@ def profile_table(out: Path) -> dict:
     import cProfile, io, pstats
     shapes, result, text = [tuple(max(1, s // 16) for s in t) for t in gpt2_small()] if SMALL else gpt2_small(), {}, []
     for label, options, dtype in (("fp32", {}, torch.float32), ("int8 states + int8 residual", INT8, torch.bfloat16)):
+        if not chosen(label): continue
         opt = optimi_nb.AdamW(params_with_grads(shapes, dtype), lr=1e-3, compiled=True, **options)
         for _ in range(3): opt.step()
         sync(); profiler = cProfile.Profile(); t0 = time.perf_counter()
@@ -248,8 +256,34 @@ def profile_table(out: Path) -> dict:
         stream = io.StringIO(); pstats.Stats(profiler, stream=stream).sort_stats("tottime").print_stats(25)
         text += [f"== {label}: {result[label]['host_ms']} ms of host time per step (profiled)", stream.getvalue()]
         del opt
+    for label, make, release in TRAIN_ROWS[1:3]:  # FlashOptim's and ours with int8 gradient release
+        if not chosen(label): continue
+        try: result[label], report = training_profile(label, make, release)
+        except Exception as e: result[label], report = dict(error=f"{type(e).__name__}: {str(e)[:200]}"), ""
+        text.append(report)
     (out / "profile.txt").write_text("\n".join(text))
     return result
+
+def training_profile(label: str, make, release) -> tuple[dict, str]:
+    "The training step of a train table's row: its times, and a report: cProfile of the host's work, the GPU's kernels"
+    import cProfile, io, pstats
+    _, step = training(make, release)
+    for _ in range(3): step()
+    sync(); profiler = cProfile.Profile(); t0 = time.perf_counter()
+    profiler.enable()
+    for _ in range(5): step()
+    profiler.disable(); host = (time.perf_counter() - t0) * 1e3 / 5; sync()
+    ms = (time.perf_counter() - t0) * 1e3 / 5
+    stream = io.StringIO(); pstats.Stats(profiler, stream=stream).sort_stats("tottime").print_stats(30)
+    activities = [torch.profiler.ProfilerActivity.CPU] + ([torch.profiler.ProfilerActivity.CUDA] if DEV == "cuda" else [])
+    with torch.profiler.profile(activities=activities) as kernels:
+        for _ in range(3): step()
+        sync()
+    by = "cuda_time_total" if DEV == "cuda" else "cpu_time_total"
+    report = "\n".join([f"== {label}: {host:.3f} ms of host time per step, {ms:.3f} ms in all (cProfiled)",
+                         stream.getvalue(), f"== {label}: torch.profiler, 3 steps", kernels.key_averages().table(
+                             sort_by=by, row_limit=25, max_name_column_width=70)])
+    return dict(host_ms=round(host, 3), ms=round(ms, 3)), report
 
 
 CHECKED = dict(SGD=dict(momentum=0.9), Adam={}, AdamW={}, RAdam={}, Lion={}, Adan={}, Ranger={}, StableAdamW={})
@@ -294,7 +328,7 @@ def main():
     parser.add_argument("--record", action="store_true", help="store the figures in nbs/measured.json, section gpu_step")
     parser.add_argument("--small", action="store_true", help="every size shrunk: a smoke test that runs on a CPU")
     parser.add_argument("--out", default=".", help="folder for leftover.txt")
-    parser.add_argument("--rows", nargs="*", help="only the rows whose label holds one of these (default: all)")
+    parser.add_argument("--rows", nargs="*", help="only the rows whose label holds one of these (default: all); a step table's label reads 'storage: row'")
     args = parser.parse_args()
     global SMALL, ROW_FILTER; SMALL, ROW_FILTER = args.small, args.rows
     warnings.filterwarnings("ignore")

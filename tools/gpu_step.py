@@ -23,7 +23,7 @@ On an H200 (torch 2.11) the tables took, mostly compiling: bandwidth 55 s, profi
 training row about 25 s; all of them take longer than one 10-minute call, so run them as two: `--tables bandwidth gpt2
 profile`, then `--tables train check` (each call's --record adds its tables to those stored from the same GPU).
 """
-import argparse, gc, json, platform, statistics, sys, time, warnings
+import argparse, gc, json, platform, shlex, statistics, sys, time, warnings
 from pathlib import Path
 import torch
 import torch.nn.functional as F
@@ -334,7 +334,7 @@ def main():
     warnings.filterwarnings("ignore")
     device = torch.cuda.get_device_name() if DEV == "cuda" else "cpu"
     print(f"{device}, torch {torch.__version__}, Python {platform.python_version()}", flush=True)
-    result = dict(device=device, torch=torch.__version__, command="python3 " + " ".join(sys.argv))
+    result = dict(device=device, torch=torch.__version__, command="python3 " + shlex.join(sys.argv))
     side = 256 if SMALL else 8192
     tables = dict(bandwidth=lambda: step_table([(side, side)] * 8, args.rounds),
                   gpt2=lambda: step_table([tuple(max(1, s // 16) for s in t) for t in gpt2_small()] if SMALL else gpt2_small(),

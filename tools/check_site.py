@@ -2,12 +2,13 @@
 
 Checks, on each page: no console error or uncaught exception, no failed or off-machine request, no KaTeX error or
 unrendered maths, every image loaded, no stderr, error or traceback output and no warning printed in an output, no raw
-Markdown in the rendered text. Then at a desktop width and at a phone's (400 px): the page does not scroll sideways;
-nothing in the text column runs past it or is clipped; code blocks, printed outputs, Markdown tables and API docs
-(signature and parameter table) fit without sideways scrolling (only figures and HTML tables a cell printed may scroll
-in their own box); no word in a table is broken across lines and no table cell is too narrow to read; on the phone, a
-table of contents where the desktop page has one. In a phone's window (390x844): the opened sidebar starts below the
-header, shows the home link and the first section, and reaches every link by scrolling.
+Markdown and no stray $ in the rendered text, no table row with fewer cells than its header. Then at a desktop width and
+at a phone's (400 px): the page does not scroll sideways; nothing in the text column runs past it or is clipped;
+Markdown tables and API docs (signature and parameter table) fit without sideways scrolling (code blocks, printed
+outputs and HTML tables a cell printed may scroll in their own box); no code block or printed output wraps its lines;
+every figure fits its column; no word in a table is broken across lines and no table cell is too narrow to read; on
+the phone, a table of contents where the desktop page has one. In a phone's window (390x844): the opened sidebar
+starts below the header, shows the home link and the first section, and reaches every link by scrolling.
 Across the site: every relative link and anchor resolves, every README link to the site and every doc link in
 optimi_nb/_modidx.py resolves to a built page and anchor, every public function, class and method of _modidx.py has
 its source folded on its page, every page is in the sidebar, the navbar shows the version and links to the repository
@@ -193,7 +194,15 @@ INSPECT = r"""(() => {
   for (let n; (n = walker.nextNode());) {
     const m = n.textContent.match(/\[[^\]\n]+\]\((https?:|[\w.-]+\.(html|ipynb))[^)\s]*\)|\{target=|(^|\s)\*\*\S[^*]*\*\*(\s|$)/);
     if (m) out.problems.push("raw Markdown in the text: " + m[0].slice(0, 100));
+    // a $ left in the text: maths not rendered, or a table row split by the | of a formula such as $|g|$
+    const d = n.textContent.match(/.{0,30}\$.{0,30}/);
+    if (d) out.problems.push("a stray $ in the text (maths left as source, or split by a table's |): " + d[0].trim());
   }
+  // a table row with fewer cells than its header: a row cut short
+  main.querySelectorAll("table").forEach(t => {
+    const head = t.querySelector("thead tr"), n = head ? head.children.length : 0;
+    t.querySelectorAll("tbody tr").forEach(r => { if (n && r.children.length < n) out.problems.push(`a table row with ${r.children.length} of its header's ${n} cells: ` + r.textContent.trim().slice(0, 80)); });
+  });
   // superscript that is not a footnote: Pandoc's ^...^ eating a formula such as b^(t-1)/(1-b^t)
   main.querySelectorAll("sup").forEach(s => { if (!s.closest(".footnote-ref, a")) out.problems.push("stray superscript: " + s.textContent.slice(0, 60)); });
   out.sidebar = Array.from(document.querySelectorAll("#quarto-sidebar a.sidebar-link[href]")).map(a => a.getAttribute("href"));
@@ -255,16 +264,34 @@ LAYOUT = r"""(() => {
       problems.push(`${kind(e)} ${where(e)}: ${tag(e)} is ${e.scrollWidth} px wide in a ${e.clientWidth} px box that clips it`);
     }
   }
-  // nothing is wider than the column: a code block and a printed output wrap their long lines; an API doc's signature
-  // and table fit the column; a Markdown table fits it (on a phone, one block per row). Only a figure and an HTML table
-  // that a cell printed may scroll in their own box (a plot keeps a readable width, a table its columns aligned).
+  // nothing is wider than the column: an API doc's signature and table fit the column; a Markdown table fits it (on a
+  // phone, one block per row). A code block and a printed output keep their lines and may scroll in their own box, as
+  // may an HTML table that a cell printed (its columns aligned) and a figure a reader tapped to full size.
   let scrolled = 0;
+  const api = e => kind(e) === "API doc";
   main.querySelectorAll("pre, table, .sd-table, .cell-output-display").forEach(e => {
     if (e.closest(elsewhere) || !e.clientWidth || e.scrollWidth <= e.clientWidth + 1) return;
     const output = e.closest(".cell-output"), markdown = e.matches(".sd-table, .sd-table *") || e.querySelector(".sd-table");
-    if (output && kind(e) === "output" && (e.querySelector("img, svg") || !markdown && (e.matches("table") || e.querySelector("table")))) { scrolled++; return; }
-    const what = markdown && kind(e) !== "API doc" ? "table" : output && kind(e) === "output" ? "printed output" : kind(e);
+    if (e.matches("pre") && !api(e) && scrollBox(e) || e.querySelector("img.sd-zoomed")
+        || output && kind(e) === "output" && !markdown && (e.matches("table") || e.querySelector("table"))) { scrolled++; return; }
+    if (e.querySelector("img") && !e.querySelector("table")) return;  // a figure: its own check, below
+    const what = markdown && !api(e) ? "table" : output && kind(e) === "output" ? "printed output" : kind(e);
     problems.push(`${what} ${where(e)}: ${tag(e)} is ${e.scrollWidth} px wide in a ${e.clientWidth} px box (scrolls sideways)`);
+  });
+  // a code block or a printed output whose lines wrap: a wrapped line starts at column 0, hiding Python's indentation,
+  // and a printed table loses its columns (an API doc's signature may wrap: it is one call)
+  main.querySelectorAll("pre").forEach(e => {
+    if (e.closest(elsewhere) || api(e) || !e.clientWidth) return;
+    const c = e.querySelector("code") || e, wrapped = e.scrollHeight, saved = [e.style.whiteSpace, c.style.whiteSpace];
+    e.style.whiteSpace = c.style.whiteSpace = "pre";  // the height its lines take unwrapped
+    const kept = e.scrollHeight;
+    [e.style.whiteSpace, c.style.whiteSpace] = saved;
+    if (wrapped > kept + 2) problems.push(`${kind(e)} ${where(e)}: its lines wrap (${wrapped} px high, ${kept} unwrapped), going on at column 0`);
+  });
+  // a figure fits its column, scaled (a tap shows it at full size on a phone)
+  main.querySelectorAll(".cell-output-display img:not(.sd-zoomed), main p > img").forEach(i => {
+    const box = i.closest(".cell-output-display") || i.parentElement, r = i.getBoundingClientRect();
+    if (r.width > box.clientWidth + 1) problems.push(`figure ${where(i)}: ${Math.round(r.width)} px wide in a ${box.clientWidth} px column, partly out of sight`);
   });
   // tables: no word broken across lines (a type cut mid-word; a break after a hyphen, a slash, an underscore or a dot
   // in a name is fine), no column too narrow to read (KaTeX's hidden MathML copy of a formula not counted)

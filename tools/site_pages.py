@@ -51,8 +51,8 @@ def caption_as_alt(page: str) -> str:
     return FIGURE.sub(fix, page)
 
 
-def readable_width(page: str) -> str:
-    "Mark each PNG plot with its width (`--fig-width`), the least width styles.css lets it shrink to on a phone"
+def mark_full_width(page: str) -> str:
+    "Mark each PNG plot with its width (`--fig-width`), the width a tap shows it at on a phone (styles.css)"
     def mark(m):
         tag = m[0]
         src = re.search(r'\bsrc="([^"]{0,80})', tag)
@@ -74,7 +74,7 @@ def phone_friendly(site: Path) -> None:
     its tables, and the page script to smalldocs.js"""
     for path in site.glob("*.html"):
         text = path.read_text()
-        new = breakable_code(readable_width(caption_as_alt(text)))
+        new = breakable_code(mark_full_width(caption_as_alt(text)))
         if new != text: path.write_text(new)
     js = site / "site_libs" / "smalldocs.js"
     js.write_text(js.read_text() + PAGE_SCRIPT)

@@ -78,7 +78,7 @@ class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
     supports_complex: bool = True  # element-wise updates treat a complex number as a pair of reals, as torch.optim does
     elementwise_update: bool = False  # True: each element's update reads only its own values: states can go in slices
     supports_cautious: bool = True  # False if an update moves more than the weights by its step (Schedule-Free's z-y)
-    torch_counterpart: str | None = None  # the torch.optim kind `load_state_dict` converts from: 'SGD', 'Adam', 'RAdam'
+    torch_counterpart: str | None = None  # the torch.optim kind load_state_dict converts: SGD, Adam, RAdam, Muon
     group_keys: tuple[str, ...] = ()  # param-group entries kept besides the arguments (Schedule-Free's running totals)
 
     def __init__(self,

@@ -134,8 +134,9 @@ def __setstate__(self: Checkpoints, state: dict) -> None:
 
 # %% ../nbs/06_checkpoint.ipynb #50304938
 def torch_optimizer_kind(group: dict, # a param group from a `torch.optim` state dict
-                        ) -> str | None: # 'SGD', 'Adam', 'RAdam', or None for a kind we do not convert
-    "Which torch.optim optimizer saved `group`, from its keys: 'SGD', 'Adam' (AdamW too), 'RAdam', or None"
+                        ) -> str | None: # 'SGD', 'Adam', 'RAdam', 'Muon', or None for a kind we do not convert
+    "Which torch.optim optimizer saved `group`, from its keys: 'SGD', 'Adam' (AdamW too), 'RAdam', 'Muon', or None"
+    if {"ns_coefficients", "ns_steps"} <= group.keys(): return "Muon"
     if {"momentum", "dampening", "nesterov"} <= group.keys(): return "SGD"
     if {"betas", "amsgrad"} <= group.keys(): return "Adam"
     if {"betas", "decoupled_weight_decay"} <= group.keys() and "momentum_decay" not in group: return "RAdam"

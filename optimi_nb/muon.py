@@ -169,6 +169,7 @@ class Muon(BaseOptimizer):
     update = staticmethod(muon_or_adamw_update)
     supports_complex = False  # orthogonalizing a complex matrix as a pair of real ones would be another algorithm
     group_keys = ("use_muon",)  # each param group's algorithm: Muon (True) or AdamW (False)
+    torch_counterpart = "Muon"  # load_state_dict converts torch.optim.Muon's state dicts
 
     @delegates(BaseOptimizer.__init__, but=["decouple_wd"])
     def __init__(self,
@@ -250,21 +251,12 @@ def step_scalars(self: Muon,
 
 # %% ../nbs/18_muon.ipynb #c62fd678
 @patch
-def load_state_dict(self: Muon, state_dict: dict) -> None:
-    "Load our state dict, or torch.optim.Muon's: its momentum buffers, step counts restarting from 0 (torch keeps none)"
-    saved_groups = state_dict.get("param_groups") if isinstance(state_dict, dict) else None
-    if "rounding_seed" not in state_dict and saved_groups and all("ns_coefficients" in g for g in saved_groups):
-        if len(saved_groups) != len(self.param_groups):
-            raise ValueError(f"the state dict has {len(saved_groups)} param groups, "
-                             f"this {type(self).__name__} has {len(self.param_groups)}")
-        state = {}
-        for saved, group in zip(saved_groups, self.param_groups):
-            for saved_id, param in zip(saved["params"], group["params"]):
-                if saved_id in state_dict["state"]:
-                    state[saved_id] = self.init_state(param, group | saved) | dict(state_dict["state"][saved_id])
-        state_dict = {"state": state, "param_groups": saved_groups, "optimizer": type(self).__name__,
-                      "rounding_seed": self.rounding_seed}
-    super(Muon, self).load_state_dict(state_dict)  # patched in: super() needs the class named
+def state_from_torch(self: Muon,
+                     state: dict, # a parameter's state in a torch.optim.Muon state dict
+                     group: dict, # its param group, under our names
+                    ) -> dict: # its momentum buffer; the step, which torch keeps none of, stays the fresh state's
+    "torch.optim.Muon's state as ours: the momentum buffer as it is"
+    return dict(state)
 
 # %% ../nbs/18_muon.ipynb #c3d4fc54
 def muon_param_groups(model: nn.Module, # the model whose trainable parameters to split

@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
-python3 -m pytest tests "$@"
+python3 -m pytest tests --durations=10 "$@"  # the ten slowest notebooks, to keep CI short

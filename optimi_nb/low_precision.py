@@ -11,7 +11,7 @@ import functools
 from collections.abc import Iterable
 import torch
 from torch import Tensor, nn
-from .kahan import DROPPED_BITS, LOW_PRECISION
+from .kahan import DROPPED_BITS, LOW_PRECISION, compiling
 
 # %% ../nbs/03_rounding.ipynb #f8501f61
 def stochastic_round_(param: Tensor, # a bf16 or fp16 tensor, overwritten
@@ -54,7 +54,7 @@ def power_of_two_by_rounding(x: Tensor, # bf16 or fp16 values
 def power_of_two(x: Tensor, # bf16 or fp16 values
                 ) -> Tensor: # fp32
     "2^e ≤ |x| < 2^(e+1): by rounding in compiled CPU code (Inductor makes bit casts scalar loops), else by bits"
-    return (power_of_two_by_rounding(x) if torch.compiler.is_compiling() and x.device.type == "cpu"
+    return (power_of_two_by_rounding(x) if compiling() and x.device.type == "cpu"
             else power_of_two_by_bits(x))
 
 def ulp(x: Tensor, # bf16 or fp16 values

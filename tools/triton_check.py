@@ -94,7 +94,7 @@ from triton.language.extra import libdevice
 from triton.runtime import interpreter
 from triton.runtime.driver import driver
 
-import optimi_nb
+import optimi_nb, optimi_nb.compiled_call
 from optimi_nb.base import BaseOptimizer
 import optimi_nb.kahan as kahan
 import optimi_nb.low_precision as low_precision
@@ -613,13 +613,15 @@ BOUNDS = {"fp32": 1e-6}
 
 def compile_as_for_cuda(verbose: bool) -> None:
     "Compile the step with the options a CUDA device gets (combo kernels), for the CPU tensors standing in for it; `verbose`: print the traceback of an error, which the optimizer turns into a warning and the eager step"
-    make = optimi_nb.dispatch.compiled_update_core
+    # through torch.compile, whose compiled function this replaces (compiled calls pick their options by device)
+    optimi_nb.compiled_call.CompiledCalls.direct_calls = False
+    make = optimi_nb.compiled_call.compiled_update_core
     def traced(*args, **kwargs):
         try: return make("cuda")(*args, **kwargs)
         except Exception:
             if verbose: traceback.print_exc()
             raise
-    optimi_nb.dispatch.compiled_update_core = lambda device_type: traced
+    optimi_nb.compiled_call.compiled_update_core = lambda device_type: traced
 
 def runs_eagerly(dtype: torch.dtype, cc: int) -> bool:
     "Whether the optimizer runs the eager step instead of the compiled one on a GPU of compute capability `cc` (bf16 on a T4)"

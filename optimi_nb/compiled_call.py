@@ -43,9 +43,9 @@ def traced_update(device_type: str, # where the update runs: "cpu", or a GPU's t
         return core(update, weight_decay_, accumulate, group | {"lr": lr},
                     flags | dict(zip(names, tensors[:scalars])), param, grad, *rest)
     # static shapes, and a shape environment: without one Inductor bypasses its cache of compiled graphs
-    fake_mode = FakeTensorMode(shape_env=ShapeEnv())
-    fakes, token = [fake_mode.from_tensor(t, static_shapes=True) for t in inputs], tracing_for_inductor.set(True)
+    fake_mode, token = FakeTensorMode(shape_env=ShapeEnv()), tracing_for_inductor.set(True)
     try:
+        fakes = [fake_mode.from_tensor(t, static_shapes=True) for t in inputs]
         with fake_mode: graph = make_fx(traced)(*fakes)
     except Exception: return None  # a data-dependent branch, an operation make_fx refuses: torch.compile's turn
     finally: tracing_for_inductor.reset(token)
@@ -92,6 +92,7 @@ def compiled_call(device_type: str, # where the update runs
     leaves, spec = tree_flatten((param, tensors))
     fixed, grads = [x for x in leaves if isinstance(x, Tensor)], grad if isinstance(grad, list) else [grad]
     inputs = [group["lr"], *[scalars[name] for name in names], *grads, *fixed]
+    if any(type(t) is not Tensor for t in inputs): return None  # a DTensor or another subclass: torch.compile's
     storages = {}  # inputs that share memory are traced as views of one another
     shared = tuple([storages.setdefault(t.untyped_storage().data_ptr(), len(storages)) for t in inputs])
     constants = [... if isinstance(x, Tensor) else x for x in leaves]

@@ -36,6 +36,11 @@ class Dispatch(StepGraphs, CompiledCalls):
         "Work after the weights are updated and committed (Ranger's lookahead); nothing by default"
 
     @property
+    def _updates_plainly(self) -> bool:
+        "No work after the update: the class keeps the default `after_update_`"
+        return type(self).after_update_ is Dispatch.after_update_
+
+    @property
     def optimizer_accumulation(self) -> bool:
         "While True, steps fold gradients into the optimizer state without changing the weights"
         return self._optimizer_accumulation
@@ -120,8 +125,7 @@ def _step_param(self: Dispatch, param: Tensor) -> None:
         plan = self._plans[id(param)] = StepPlan(key, [Call(param, [state], self._prepare(group, param, state))])
     grad, scalars = param.grad, self.step_scalars(group, state["step"])
     work = lambda: self._run(group, plan.calls[0].prepared, grad, state["step"], scalars)
-    plain = type(self).after_update_ is Dispatch.after_update_  # no hook after the update
-    self._run_recorded(id(param), group, plan, [grad], scalars, work, plain)
+    self._run_recorded(id(param), group, plan, [grad], scalars, work, self._updates_plainly)
 
 @patch
 def _group_and_position(self: Dispatch, param: Tensor) -> tuple[dict, int]:
@@ -156,8 +160,7 @@ def _step_group(self: Dispatch, group: dict) -> None:
         for call, grad in zip(plan.calls, grads):
             step = call.states[0]["step"]; self._run(group, call.prepared, grad, step, scalars[step])
     if len(scalars) != 1: return work()  # else the step may run as a CUDA graph (chapter Step graphs)
-    self._run_recorded(id(group), group, plan, grads, *scalars.values(), work,
-                       type(self).after_update_ is Dispatch.after_update_)
+    self._run_recorded(id(group), group, plan, grads, *scalars.values(), work, self._updates_plainly)
 
 # %% ../nbs/05_dispatch.ipynb #93361140
 @patch
@@ -234,7 +237,7 @@ def _run(self: Dispatch, group: dict, prepared: Prepared, grad: Tensors, step: i
     else: update_core(*rule, *tensors)
     if accumulate: return
     if rounding_buffer is not None: self._round_stochastically(owner, param, rounding_buffer, grad, step)
-    if type(self).after_update_ is Dispatch.after_update_: return
+    if self._updates_plainly: return
     with decoded(state, ("kahan_comp",), param) as (weights, working):  # the hook sees the compensation itself
         self.after_update_(group, weights, state | working, step)
 

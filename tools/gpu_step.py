@@ -88,8 +88,14 @@ def uncaptured(make):
     def build(ps):
         opt = make(ps); opt.capture_steps = False; return opt
     return build
+def through_dynamo(make):
+    "An uncaptured row of ours whose compiled updates go through torch.compile, not compiled calls: the host's work before"
+    def build(ps):
+        opt = uncaptured(make)(ps); opt.direct_calls = False; return opt
+    return build
 ROWS = {
     "fp32": [("optimi_nb compiled", OURS(compiled=True)), ("optimi_nb compiled, uncaptured", uncaptured(OURS(compiled=True))),
+             ("optimi_nb compiled, uncaptured, through torch.compile", through_dynamo(OURS(compiled=True))),
              ("torch fused", lambda ps: torch.optim.AdamW(ps, 1e-3, fused=True)),
              ("torch-optimi Triton", lambda ps: peer("optimi", "AdamW")(ps, lr=1e-3, triton=True))],
     "bf16 + Kahan": [("optimi_nb compiled", OURS(compiled=True)),
@@ -168,6 +174,8 @@ TRAIN_ROWS = [  # label, optimizer, gradient release (None: step and zero_grad a
     ("optimi_nb int8 compiled, gradient release", OURS(compiled=True, gradient_release=True, **INT8), ours_release),
     ("optimi_nb int8 compiled, gradient release, uncaptured",
      uncaptured(OURS(compiled=True, gradient_release=True, **INT8)), ours_release),
+    ("optimi_nb int8 compiled, gradient release, uncaptured, through torch.compile",
+     through_dynamo(OURS(compiled=True, gradient_release=True, **INT8)), ours_release),
     ("optimi_nb bf16 + Kahan compiled, gradient release", OURS(compiled=True, gradient_release=True), ours_release),
     ("optimi_nb int4 compiled, gradient release", OURS(compiled=True, gradient_release=True, **INT4), ours_release),
     ("FlashOptim, no release", lambda ps: peer("flashoptim", "FlashAdamW")(ps, lr=1e-3, master_weight_bits=24), None),

@@ -71,7 +71,8 @@ class CompiledCall:
 COMPILED: dict = {}  # compiled functions (or None: not traceable) by signature, shared by every optimizer
 MOST_COMPILED = 256  # signatures kept; past that the oldest goes
 
-def layout(t: Tensor) -> tuple:
+def layout(t: Tensor, # any tensor the update takes
+          ) -> tuple: # (shape, strides, dtype, device)
     "What compiled code takes as fixed about a tensor: shape, strides, dtype, device"
     return t.shape, t.stride(), t.dtype, t.device
 
@@ -81,7 +82,9 @@ def compiled_call(device_type: str, # where the update runs
                   accumulate: bool, # optimizer accumulation is on
                   group: dict, # the param group, lr a 0-dim tensor
                   scalars: dict, # the step's scalars, numbers as 0-dim tensors
-                  param, grad, tensors: tuple, # the update's weights, gradients, and buffers, compensation, rounding
+                  param, # the weights (a tensor or a bucket's list), or their views
+                  grad, # this step's gradients, as the update takes them
+                  tensors: tuple, # the buffers, the Kahan compensation and the rounding buffer, as stored
                  ) -> CompiledCall | None: # None: the update goes through torch.compile
     "The update compiled for these settings and layouts, traced at the first call of its signature"
     settings = {k: v for k, v in group.items() if k != "params" and k != "lr"}
@@ -150,9 +153,11 @@ def _run_compiled(self: CompiledCalls, update, weight_decay_, accumulate, group,
         return update_core(update, weight_decay_, accumulate, group, scalars, param, shaped_like(grad, param), *tensors)
     tensor_group, tensor_scalars = self._tensor_scalars(device, group, scalars)
     try:
+        # TORCH_COMPILE_DISABLE=1 (dynamo's `disable`) turns compiled calls off too: torch.compile then runs eager
+        off = not self.direct_calls or torch._dynamo.config.disable
+        direct = calls is not None and self.elementwise_update and not off
         call = (self._compiled_call(calls, device, (update, weight_decay_, accumulate), group, scalars, tensor_group,
-                                    tensor_scalars, param, grad, tensors)
-                if calls is not None and self.direct_calls and self.elementwise_update else None)
+                                    tensor_scalars, param, grad, tensors) if direct else None)
         if call is not None: residual_codes = call(tensor_group["lr"], tensor_scalars, grad)
         else:
             with more_recompiles():

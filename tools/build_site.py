@@ -105,7 +105,7 @@ def imports_alone_on_failure(run):
             if self.k.exc: raise
             cell["outputs"] = outputs
             title = getattr(self.nb, "frontmatter_", {}).get("title", "")
-            print(f"warning: {title}, cell {cell.idx_}: it mixes imports with code that fails when nbdev runs it for the API docs;"
+            print(f"warning: {title}, cell {cell.idx_} (id {cell.get('id', '?')}): it mixes imports with code that fails when nbdev runs it for the API docs;"
                   " only its imports were run (nbdev's advice: imports in a cell of their own)")
     return call
 

@@ -89,8 +89,9 @@ def compiled_call(device_type: str, # where the update runs
     "The update compiled for these settings and layouts, traced at the first call of its signature"
     settings = {k: v for k, v in group.items() if k != "params" and k != "lr"}
     flags = {k: v for k, v in scalars.items() if not isinstance(v, Tensor)}
-    if (not isinstance(update, types.FunctionType) or not isinstance(weight_decay_, (types.FunctionType, type(None)))
-            or any(isinstance(v, Tensor) for v in settings.values())): return None
+    # TORCH_COMPILE_DISABLE=1 (dynamo's `disable`): torch.compile runs eager, and so does this update
+    plain = isinstance(update, types.FunctionType) and isinstance(weight_decay_, (types.FunctionType, type(None)))
+    if torch._dynamo.config.disable or not plain or any(isinstance(v, Tensor) for v in settings.values()): return None
     names = [k for k, v in scalars.items() if isinstance(v, Tensor)]
     leaves, spec = tree_flatten((param, tensors))
     fixed, grads = [x for x in leaves if isinstance(x, Tensor)], grad if isinstance(grad, list) else [grad]
@@ -153,11 +154,9 @@ def _run_compiled(self: CompiledCalls, update, weight_decay_, accumulate, group,
         return update_core(update, weight_decay_, accumulate, group, scalars, param, shaped_like(grad, param), *tensors)
     tensor_group, tensor_scalars = self._tensor_scalars(device, group, scalars)
     try:
-        # TORCH_COMPILE_DISABLE=1 (dynamo's `disable`) turns compiled calls off too: torch.compile then runs eager
-        off = not self.direct_calls or torch._dynamo.config.disable
-        direct = calls is not None and self.elementwise_update and not off
         call = (self._compiled_call(calls, device, (update, weight_decay_, accumulate), group, scalars, tensor_group,
-                                    tensor_scalars, param, grad, tensors) if direct else None)
+                                    tensor_scalars, param, grad, tensors)
+                if calls is not None and self.direct_calls and self.elementwise_update else None)
         if call is not None: residual_codes = call(tensor_group["lr"], tensor_scalars, grad)
         else:
             with more_recompiles():

@@ -9,7 +9,7 @@ missing); viewing needs no network at all, and works from disk (file://), search
 the folded source, which this build adds).
 
 Usage: python3 tools/build_site.py [--no-readme]"""
-import argparse, ast, collections.abc, copy, importlib, inspect, json, re, shutil, subprocess, textwrap, types, typing, warnings
+import argparse, ast, collections.abc, copy, importlib, inspect, json, re, shutil, subprocess, sys, textwrap, types, typing, warnings
 from html import unescape as html_unescape
 from pathlib import Path
 import nbdev.doclinks, nbdev.processors
@@ -326,15 +326,19 @@ def tex_to_text(tex: str) -> str:
 def render(proc: Path, site: Path) -> None:
     """Render the Quarto project in `proc` with smalldocs and move the result to `site`; in this process, so that the
     search index gets inline maths as plain text (`β₁ᵗ`, not `\beta_1^t`)"""
-    import smalldocs.cli, smalldocs.markdown
+    import smalldocs.markdown, smalldocs.site
     plain = smalldocs.markdown.plain
     def plain_maths(tokens):
         "smalldocs' plain text of an inline run, with its maths as text"
         return "".join(tex_to_text(t.content) if t.type == "math_inline" else plain([t]) for t in tokens or [])
     smalldocs.markdown.plain = plain_maths
-    try: code = smalldocs.cli.main(["render", "--quiet", str(proc)])
+    try: warnings_ = smalldocs.site.build(str(proc), quiet=True).warnings
     finally: smalldocs.markdown.plain = plain
-    if code: raise SystemExit(f"smalldocs render failed ({code})")
+    # _quarto.yml's settings for Quarto's own formats and maths, kept for nbdev_docs: one note, not a warning each
+    for_quarto = [w for w in warnings_ if re.search(r" is ignored\b| is not built: smalldocs makes only html", w)]
+    for w in warnings_:
+        if w not in for_quarto: print(f"warning: {w}", file=sys.stderr)
+    if for_quarto: print(f"note: {len(for_quarto)} settings of nbs/_quarto.yml are for Quarto (nbdev_docs) only")
     shutil.rmtree(site, ignore_errors=True)
     shutil.move(proc / site.name, site)
 

@@ -18,12 +18,12 @@ ROOT = Path(__file__).resolve().parents[1]
 INSTALL_MARK = "# Colab, or any Python with PyTorch: install what this chapter needs, only what is missing."
 EXPORT_MARK = "# Inside a checkout only (not in Colab): regenerate optimi_nb/ from the notebooks."
 # Files of the checkout a chapter reads, by notebook: the name next to the notebook -> the path in the repository
-CHECKOUT_FILES = {"40_speed.ipynb": {"benchmark_cpu.json": "nbs/benchmark_cpu.json", "benchmark.py": "tools/benchmark.py"},
-                  "35_8bit_states.ipynb": {"benchmark.py": "tools/benchmark.py", "measured.json": "nbs/measured.json"},
+CHECKOUT_FILES = {"40_speed.ipynb": {"benchmark_cpu.json": "nbs/benchmark_cpu.json", "benchmark.py": "benchmarks/benchmark.py"},
+                  "35_8bit_states.ipynb": {"benchmark.py": "benchmarks/benchmark.py", "measured.json": "nbs/measured.json"},
                   "30_memory.ipynb": {"measured.json": "nbs/measured.json"},
                   "50_differences.ipynb": {"measured.json": "nbs/measured.json"},
-                  "36_4bit_states.ipynb": {"measure_4bit.py": "tools/measure_4bit.py", "4bit.json": "nbs/4bit.json", "measured.json": "nbs/measured.json"},
-                  "41_shootout.ipynb": {"shootout.py": "tools/shootout.py", "shootout.json": "nbs/shootout.json"}}
+                  "36_4bit_states.ipynb": {"measure_4bit.py": "benchmarks/measure_4bit.py", "4bit.json": "nbs/4bit.json", "measured.json": "nbs/measured.json"},
+                  "41_shootout.ipynb": {"shootout.py": "benchmarks/shootout.py", "shootout.json": "nbs/shootout.json"}}
 MODULE_TO_DIST = {"yaml": "pyyaml", "PIL": "pillow", "sklearn": "scikit-learn"}  # the few imports named unlike their package
 PREINSTALLED = {"torch", "optimi_nb", "IPython", "fastai"}  # Colab has torch, IPython and fastai; optimi_nb is always installed first
 # installed with it, at the versions settings.ini pins (nbdev 2 needs execnb<0.2); numpy because fastcore's test_eq compares
@@ -103,7 +103,7 @@ def install_cell(nb: dict, name: str, cfg: dict) -> str:
                   "import shutil, urllib.request",
                   "from pathlib import Path",
                   f"for _name, _path in {json.dumps(files)}.items():",
-                  '    if Path(_name).exists() or Path("..", _path).exists(): continue',
+                  '    if Path(_name).exists() or Path("..", _path).exists() or Path(_path).exists(): continue  # here, or a checkout',
                   "    if os.path.isdir(_source): shutil.copy(Path(_source, _path), _name)",
                   f'    else: urllib.request.urlretrieve(f"https://raw.githubusercontent.com/{repo}/{branch}/{{_path}}", _name)']
     if any(re.search(r"^#\|\s*cuda\b", "".join(c["source"]), re.M) for c in nb["cells"] if c["cell_type"] == "code"):

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # GPU check (issue 12): on a CUDA machine, run everything GPU-specific and write the results into the repo.
 #   tests      every notebook's tests with the `#| cuda` and `#| slow` cells (the CI entry, tests/test_notebooks.py)
-#   benchmark  tools/benchmark.py --device cuda -> nbs/benchmark_cuda.json (12.6M parameters in 72 tensors) and
+#   benchmark  benchmarks/benchmark.py --device cuda -> nbs/benchmark_cuda.json (12.6M parameters in 72 tensors) and
 #              nbs/benchmark_cuda_gpt2.json (GPT-2 small's 124M parameters in 148 tensors), the GPU's name in `device`;
-#              tools/speed_8bit.py --device cuda -> section speed_8bit_cuda of nbs/measured.json (chapter 35's GPU table)
+#              benchmarks/speed_8bit.py --device cuda -> section speed_8bit_cuda of nbs/measured.json (chapter 35's GPU table)
 #   notebooks  the `#| cuda` cells of every chapter that has them, re-executed and their outputs stored
 #              (tools/store_cuda_outputs.py: the other cells keep their stored outputs)
 # The GPU machine needs no network. Its Python must already have torch (and triton, for the compiled path); the rest
@@ -119,11 +119,11 @@ fi
 if has benchmark; then
   echo "== benchmark on the GPU"
   rc=0
-  "$PYTHON" tools/benchmark.py --device cuda --json nbs/benchmark_cuda.json ${BENCHMARK_ARGS:-} 2>&1 | tee "$LOGS/benchmark_cuda.log"
+  "$PYTHON" benchmarks/benchmark.py --device cuda --json nbs/benchmark_cuda.json ${BENCHMARK_ARGS:-} 2>&1 | tee "$LOGS/benchmark_cuda.log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
-  "$PYTHON" tools/benchmark.py --device cuda --shapes gpt2 --json nbs/benchmark_cuda_gpt2.json ${BENCHMARK_ARGS:-} 2>&1 | tee "$LOGS/benchmark_cuda_gpt2.log"
+  "$PYTHON" benchmarks/benchmark.py --device cuda --shapes gpt2 --json nbs/benchmark_cuda_gpt2.json ${BENCHMARK_ARGS:-} 2>&1 | tee "$LOGS/benchmark_cuda_gpt2.log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
-  "$PYTHON" tools/speed_8bit.py --device cuda --rounds 40 --record 2>&1 | tee "$LOGS/speed_8bit_cuda.log"  # chapter 35's GPU table
+  "$PYTHON" benchmarks/speed_8bit.py --device cuda --rounds 40 --record 2>&1 | tee "$LOGS/speed_8bit_cuda.log"  # chapter 35's GPU table
   [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
   RESULT[benchmark]=$rc
 fi

@@ -36,7 +36,7 @@ EXCEPTIONS = [
     ("gradient_release.html", "The output above is from one run on an NVIDIA H200"),
     ("memory.html", "bytes per parameter at peak"),
     # a GPU training step's resident bytes per parameter (weights and states between steps, the CUDA allocator's, a GPT
-    # of 168M parameters), beside its peak: tools/gpu_step.py's table, not the memory lab's peak
+    # of 168M parameters), beside its peak: benchmarks/gpu_step.py's table, not the memory lab's peak
     ("speed.html", "FlashOptim, gradient release"),
     ("speed.html", "optimi_nb int8 compiled, gradient release"),
     ("speed.html", "FlashOptim, no release"),

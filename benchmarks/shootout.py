@@ -3,7 +3,7 @@
 Each optimizer's lr is tuned on seed 0 (validation loss, five values spaced x3 around its centre); the best lr is then trained
 from seeds 1, 2 and 3, whose test losses and held-out curves are recorded, with the time of a step measured side by side with
 torch.optim.AdamW and the bytes of optimizer state per parameter; then AdamW on the transformer for 1.5, 2 and 3 times the steps.
-One thread throughout. Usage: python3 tools/shootout.py [--quick] [--json PATH] [--optimizers NAME ...]
+One thread throughout. Usage: python3 benchmarks/shootout.py [--quick] [--json PATH] [--optimizers NAME ...]
 (about 10 minutes of CPU time; --quick: a smoke test of about a minute, which writes nothing unless given --json)"""
 import argparse, dataclasses, importlib, json, math, statistics, sys, time
 from dataclasses import dataclass, field

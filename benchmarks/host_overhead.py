@@ -1,6 +1,6 @@
 """The host's work per optimizer step, where kernels cost nothing: issue #40's CPU proxies.
 
-GPT-2 small's 148 parameter shapes (tools/benchmark.py), each side divided by 96, so that every tensor holds a few dozen
+GPT-2 small's 148 parameter shapes (benchmarks/benchmark.py), each side divided by 96, so that every tensor holds a few dozen
 to a few thousand elements and a step's time is the host's: Python, dispatch, dynamo's guards, launches. Rows, all in one
 process, interleaved in a rotating order, medians over the rounds:
 
@@ -9,7 +9,7 @@ process, interleaved in a rotating order, medians over the rounds:
 - one gradient release hook per tensor: PyTorch's recipe (a fused AdamW per parameter, stepped and zeroed in the hook)
   against optimi_nb's hook (compiled, fp32, bf16 + Kahan, and int8 + residual), per hook.
 
-    python3 tools/host_overhead.py [--device cuda] [--rounds 200] [--threads 1] [--record]
+    python3 benchmarks/host_overhead.py [--device cuda] [--rounds 200] [--threads 1] [--record]
 
 `--record` stores the figures in nbs/measured.json, section `host_overhead` (`host_overhead_cuda` on a GPU). On a GPU each
 figure is the host's time until the call returns (no synchronisation), which is what the GPU waits for once kernels are fast.
@@ -122,7 +122,7 @@ def main():
         path = ROOT / "nbs" / "measured.json"
         measured = json.loads(path.read_text())
         key = "host_overhead" if args.device == "cpu" else "host_overhead_cuda"
-        measured[key] = dict(command=f"python3 tools/host_overhead.py --rounds {args.rounds} --threads {args.threads}"
+        measured[key] = dict(command=f"python3 benchmarks/host_overhead.py --rounds {args.rounds} --threads {args.threads}"
                              + (f" --device {args.device}" if args.device != "cpu" else ""),
                              torch=torch.__version__, threads=args.threads, step_ms=step_ms, hook_us=hook_us)
         path.write_text(json.dumps(measured, indent=1, ensure_ascii=False) + "\n")

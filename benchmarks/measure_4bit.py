@@ -1,7 +1,7 @@
 """Re-measure the figures of nbs/36_4bit_states.ipynb: memory per parameter, checkpoint size and quality of AdamW with
 4-bit states, next to fp32, bf16 + Kahan and 8-bit states; writes nbs/4bit.json, which the chapter reads.
 
-Usage: python3 tools/measure_4bit.py [--only memory checkpoint quality] [--seeds 5]   (quality: about 20 minutes on one CPU core)
+Usage: python3 benchmarks/measure_4bit.py [--only memory checkpoint quality] [--seeds 5]   (quality: about 20 minutes on one CPU core)
 torchao's AdamW4bit runs beside ours where torchao is installed (a test-only dependency); its rows are left out otherwise."""
 import argparse, io, json, logging, sys, warnings
 from pathlib import Path

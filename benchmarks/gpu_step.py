@@ -12,12 +12,12 @@
 
 Every row updates its own copy of the tensors; rows are interleaved in a rotating order, timed with CUDA events, and each
 figure is the median over the rounds. Peers (torch-optimi, FlashOptim, bitsandbytes, torchao) are imported where present
-(`bash tools/gpu_peers.sh DIR` unpacks them for a GPU machine without network); a missing or failing one gives its row as
+(`bash benchmarks/gpu_peers.sh DIR` unpacks them for a GPU machine without network); a missing or failing one gives its row as
 the error. `--record` stores the figures in nbs/measured.json, section `gpu_step` (the tables run, beside those of an
 earlier run on the same GPU); `--small` shrinks every size so that
 the script runs on a CPU in a minute or two (a smoke test, never recorded).
 
-    PYTHONPATH=DIR python3 tools/gpu_step.py [--tables bandwidth gpt2 profile train check] [--rounds 20] [--record] [--out DIR]
+    PYTHONPATH=DIR python3 benchmarks/gpu_step.py [--tables bandwidth gpt2 profile train check] [--rounds 20] [--record] [--out DIR]
 
 On an H200 (torch 2.11) the tables took, mostly compiling: bandwidth 55 s, profile 111 s in a process of its own, one
 training row about 25 s; all of them take longer than one 10-minute call, so run them as two: `--tables bandwidth gpt2

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Unpack the GPU step's peers (tools/gpu_step.py) and the notebook test runner (nbdev and what it needs) into one folder
+# Unpack the GPU step's peers (benchmarks/gpu_step.py) and the notebook test runner (nbdev and what it needs) into one folder
 # that a GPU machine without network puts on PYTHONPATH; run it where pip reaches PyPI. The GPU machine's own torch,
 # triton and the packages its image already holds (numpy, pygments, pyyaml, httpx, ...) are used as they are.
-#   bash tools/gpu_peers.sh DIR [PYTHON_VERSION]      (default 3.12, the GPU image's Python)
-#   then, on the GPU machine:  PYTHONPATH=DIR python3 tools/gpu_step.py --record
+#   bash benchmarks/gpu_peers.sh DIR [PYTHON_VERSION]      (default 3.12, the GPU image's Python)
+#   then, on the GPU machine:  PYTHONPATH=DIR python3 benchmarks/gpu_step.py --record
 # bitsandbytes keeps only its CPU and CUDA 13 libraries (torch 2.11's CUDA), and torchao no compiled kernels (its
 # optimizers are Python and torch.compile), so that DIR is small enough to travel with the checkout (64 MiB in all).
 set -euo pipefail
-DIR=${1:?usage: bash tools/gpu_peers.sh DIR [PYTHON_VERSION]}; PYVER=${2:-3.12}
+DIR=${1:?usage: bash benchmarks/gpu_peers.sh DIR [PYTHON_VERSION]}; PYVER=${2:-3.12}
 PEERS="torch-optimi==0.3.3 flashoptim==0.1.4 bitsandbytes==0.50.2 torchao==0.18.0 schedulefree==1.4.1"
 TESTS="nbdev==2.4.14 fastcore==1.14.5 execnb==0.1.18"  # with their dependencies, less those the GPU image has
 ON_IMAGE="anyio certifi h11 httpcore httpx idna packaging psutil pygments pyyaml setuptools six typing_extensions wheel build

@@ -1,7 +1,7 @@
 """Chapter 35's speed table: one AdamW step with 8- and 4-bit states against bf16 + Kahan summation, on
-tools/benchmark.py's 12.6M bf16 parameters in 72 tensors, every variant in one process, interleaved (benchmark.py's method).
+benchmarks/benchmark.py's 12.6M bf16 parameters in 72 tensors, every variant in one process, interleaved (benchmark.py's method).
 
-    python3 tools/speed_8bit.py [--device cuda] [--rounds 20] [--record] [--profile [--shapes tiny]] [--views] [--combo]
+    python3 benchmarks/speed_8bit.py [--device cuda] [--rounds 20] [--record] [--profile [--shapes tiny]] [--views] [--combo]
 
 On a CPU each step runs on one thread (chapter 35's setting). On CUDA it also counts the kernels that one compiled step
 launches, on the 72 tensors and on one 2048 × 2048 matrix (one compiled chunk), with torch.profiler, and the fp32 buffers

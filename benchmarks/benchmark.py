@@ -12,7 +12,7 @@ per parameter, divided by that bandwidth. On CUDA each step is timed with CUDA e
 before and after), so it includes the launch gaps of the step but not the host's synchronisation; `device` in the JSON
 is then the GPU's name. Usage:
 
-    python tools/benchmark.py [--device cuda] [--shapes small|gpt2|tiny] [--optimizers AdamW SGD] [--json nbs/benchmark_cpu.json]
+    python benchmarks/benchmark.py [--device cuda] [--shapes small|gpt2|tiny] [--optimizers AdamW SGD] [--json nbs/benchmark_cpu.json]
 """
 import argparse, inspect, json, platform, statistics, time, warnings
 import torch

@@ -12,6 +12,7 @@ from typing import Callable
 from fastcore.basics import patch
 import torch
 from torch import Tensor
+from torch._dynamo import eval_frame
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.fx.experimental.symbolic_shapes import ShapeEnv
@@ -157,7 +158,9 @@ def _run_compiled(self: CompiledCalls, update, weight_decay_, accumulate, group,
     try:
         call = (self._compiled_call(calls, device, (update, weight_decay_, accumulate), group, scalars, tensor_group,
                                     tensor_scalars, param, grad, tensors)
-                if calls is not None and self.direct_calls and self.elementwise_update else None)
+                # a stance set by torch.compiler.set_stance ("force_eager", ...) is torch.compile's to honour
+                if calls is not None and self.direct_calls and self.elementwise_update
+                and eval_frame._stance.stance == "default" else None)
         if call is not None: residual_codes = call(tensor_group["lr"], tensor_scalars, grad)
         else:
             with more_recompiles():

@@ -18,12 +18,15 @@ ROOT = Path(__file__).resolve().parents[1]
 INSTALL_MARK = "# Colab, or any Python with PyTorch: install what this chapter needs, only what is missing."
 EXPORT_MARK = "# Inside a checkout only (not in Colab): regenerate optimi_nb/ from the notebooks."
 # Files of the checkout a chapter reads, by notebook: the name next to the notebook -> the path in the repository
-CHECKOUT_FILES = {"40_speed.ipynb": {"benchmark_cpu.json": "nbs/benchmark_cpu.json", "benchmark.py": "benchmarks/benchmark.py"},
-                  "35_8bit_states.ipynb": {"benchmark.py": "benchmarks/benchmark.py", "measured.json": "nbs/measured.json"},
+CHECKOUT_FILES = {"40_speed.ipynb": {"benchmark_cpu.json": "nbs/benchmark_cpu.json", "benchmark.py": "benchmarks/benchmark.py",
+                                     "measured.json": "nbs/measured.json"},
+                  "35_8bit_states.ipynb": {"benchmark.py": "benchmarks/benchmark.py", "speed_8bit.py": "benchmarks/speed_8bit.py",
+                                           "measured.json": "nbs/measured.json"},
                   "30_memory.ipynb": {"measured.json": "nbs/measured.json"},
                   "50_differences.ipynb": {"measured.json": "nbs/measured.json"},
                   "36_4bit_states.ipynb": {"measure_4bit.py": "benchmarks/measure_4bit.py", "4bit.json": "nbs/4bit.json", "measured.json": "nbs/measured.json"},
                   "41_shootout.ipynb": {"shootout.py": "benchmarks/shootout.py", "shootout.json": "nbs/shootout.json"}}
+NOT_IN_COLAB = {"53_changelog.ipynb"}  # the release notes: text, and a check that needs the checkout's CHANGELOG.md
 MODULE_TO_DIST = {"yaml": "pyyaml", "PIL": "pillow", "sklearn": "scikit-learn"}  # the few imports named unlike their package
 PREINSTALLED = {"torch", "optimi_nb", "IPython", "fastai"}  # Colab has torch, IPython and fastai; optimi_nb is always installed first
 # installed with it, at the versions settings.ini pins (nbdev 2 needs execnb<0.2); numpy because fastcore's test_eq compares
@@ -170,5 +173,5 @@ if __name__ == "__main__":
     nbs = ROOT / cfg.get("nbs_path", "nbs")
     paths = [Path(p) for p in args.notebooks] or sorted(p for p in nbs.glob("*.ipynb") if p.name != cfg.get("readme_nb", "index.ipynb"))
     for p in paths:
-        if p.name == cfg.get("readme_nb", "index.ipynb"): continue
+        if p.name == cfg.get("readme_nb", "index.ipynb") or p.name in NOT_IN_COLAB: continue
         print(f"{p}: {'updated' if apply(p, cfg) else 'already up to date'}")

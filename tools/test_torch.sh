@@ -44,6 +44,8 @@ set +e
 "$PY" -m pytest tests -q -p no:cacheprovider "$@" 2>&1 | tee "$VENV/pytest.log"
 status=${PIPESTATUS[0]}
 set -e
-summary=$(grep -E '(passed|failed|error)' "$VENV/pytest.log" | tail -1 | tr -d '=' | sed 's/^ *//; s/ *$//')
+# no summary line under a doubled -q: say so, rather than stop here (pipefail) and lose pytest's status
+summary=$(grep -E '(passed|failed|error)' "$VENV/pytest.log" | tail -1 | tr -d '=' | sed 's/^ *//; s/ *$//' || true)
+summary=${summary:-"no summary line (pytest -qq); see the log"}
 echo "test_torch: $versions: $summary; failed: $(grep -oE '^FAILED tests/test_notebooks.py::test_notebook\[[^]]+\]' "$VENV/pytest.log" | sed 's/.*\[//; s/\]//' | tr '\n' ' ') (log: $VENV/pytest.log)"
 exit $status

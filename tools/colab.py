@@ -10,7 +10,8 @@ Every chapter (each nbs/*.ipynb but the index) gets, right after its title:
   when it is not in a checkout; and, when no GPU is present, cells flagged `#| cuda` print a note instead of failing.
 The cell that calls `nbdev_export()` runs it only inside a checkout with nbdev installed.
 
-Usage: python3 tools/colab.py [nbs/02_kahan.ipynb ...]   (default: every chapter)"""
+Usage: python3 tools/colab.py [--check] [nbs/02_kahan.ipynb ...]   (default: every chapter; --check writes nothing and
+fails if a chapter's cells are not what this script would write: CI runs it)"""
 import argparse, configparser, json, re, secrets, subprocess, sys
 from pathlib import Path
 
@@ -142,7 +143,7 @@ def set_source(cell: dict, source: str) -> bool:
     return True
 
 
-def apply(path: Path, cfg: dict) -> bool:
+def apply(path: Path, cfg: dict, write: bool = True) -> bool:
     "Give one chapter its Colab link, install cell and checkout-only export cell; say whether the notebook changed"
     nb = json.loads(path.read_text())
     cells, changed = nb["cells"], False
@@ -159,7 +160,7 @@ def apply(path: Path, cfg: dict) -> bool:
         src = "".join(cell["source"])
         if cell["cell_type"] == "code" and "nbdev_export()" in src and (EXPORT_MARK in src or re.fullmatch(r"(#\|\s*hide\s*\n)?\s*(import nbdev;?\s*)?\n?\s*(nbdev\.)?nbdev_export\(\)\s*", src)):
             changed |= set_source(cell, EXPORT_CELL)
-    if changed:
+    if changed and write:
         path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
         subprocess.run(["nbdev_clean", "--fname", str(path)], check=True, cwd=ROOT)
     return changed
@@ -168,10 +169,18 @@ def apply(path: Path, cfg: dict) -> bool:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", help="chapter notebooks; default: every nbs/*.ipynb but the index")
+    parser.add_argument("--check", action="store_true", help="write nothing; fail if a chapter's cells are not as written")
     args = parser.parse_args()
     cfg = settings()
     nbs = ROOT / cfg.get("nbs_path", "nbs")
     paths = [Path(p) for p in args.notebooks] or sorted(p for p in nbs.glob("*.ipynb") if p.name != cfg.get("readme_nb", "index.ipynb"))
+    stale = []
     for p in paths:
         if p.name == cfg.get("readme_nb", "index.ipynb") or p.name in NOT_IN_COLAB: continue
-        print(f"{p}: {'updated' if apply(p, cfg) else 'already up to date'}")
+        changed = apply(p, cfg, write=not args.check)
+        if changed and args.check: stale.append(p.name)
+        elif not args.check: print(f"{p}: {'updated' if changed else 'already up to date'}")
+    if args.check:
+        print(f"colab: {len(stale)} chapters whose Colab cells differ from what tools/colab.py writes"
+              + (f" (run it): {', '.join(stale)}" if stale else ""))
+        sys.exit(1 if stale else 0)

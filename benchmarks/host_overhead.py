@@ -1,8 +1,8 @@
-"""The host's work per optimizer step, where kernels cost nothing: issue #40's CPU proxies.
+"""The host's work per optimizer step, on tensors so small that kernels cost little: issue #40's CPU proxies.
 
-GPT-2 small's 148 parameter shapes (benchmarks/benchmark.py), each side divided by 96, so that every tensor holds a few dozen
-to a few thousand elements and a step's time is the host's: Python, dispatch, dynamo's guards, launches. Rows, all in one
-process, interleaved in a rotating order, medians over the rounds:
+GPT-2 small's 148 parameter shapes (benchmarks/benchmark.py), each side divided by 96, so that every tensor holds a
+few dozen to a few thousand elements and a step's time is mostly the host's: Python, dispatch, dynamo's guards,
+launches. Rows, all in one process, interleaved in a rotating order, medians over the rounds:
 
 - one AdamW step of every tensor: torch's fused AdamW (fp32, and bf16 without Kahan) against optimi_nb's compiled step
   (fp32, bf16 + Kahan, and bf16 with int8 states and the int8 residual: every tensor quantized, as a large model's are);

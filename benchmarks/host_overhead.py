@@ -5,7 +5,8 @@ few dozen to a few thousand elements and a step's time is mostly the host's: Pyt
 launches. Rows, all in one process, interleaved in a rotating order, medians over the rounds:
 
 - one AdamW step of every tensor: torch's fused AdamW (fp32, and bf16 without Kahan) against optimi_nb's compiled step
-  (fp32, bf16 + Kahan, and bf16 with int8 states and the int8 residual: every tensor quantized, as a large model's are);
+  (fp32, bf16 + Kahan, and bf16 with int8 states and the int8 residual: the tensors quantized that are in the full-size
+  model, its 50 matrices, while its 98 biases and norms keep bf16 states with the int8 residual);
 - one gradient release hook per tensor: PyTorch's recipe (a fused AdamW per parameter, stepped and zeroed in the hook)
   against optimi_nb's hook (compiled, fp32, bf16 + Kahan, and int8 + residual), per hook.
 
@@ -18,7 +19,7 @@ wrapping them, about 0.3 µs a call), and the rest is the host's own work.
 `--record` stores the figures in nbs/measured.json, section `host_overhead` (`host_overhead_cuda` on a GPU). On a GPU each
 figure is the host's time until the call returns (no synchronisation), which is what the GPU waits for once kernels are fast.
 """
-import argparse, json, statistics, time, warnings
+import argparse, json, math, statistics, time, warnings
 from pathlib import Path
 import sys
 import torch
@@ -40,6 +41,17 @@ def tiny_gpt2(dtype: torch.dtype, device: str) -> list[torch.nn.Parameter]:
         p.grad = torch.randn(p.shape, generator=gen).to(device, dtype) * 1e-2
         params.append(p)
     return params
+
+
+def quantized_as_full_size() -> int:
+    """The `MIN_QUANTIZED_NUMEL` under which the shrunk tensors keep 8-bit states where GPT-2 small's full-size tensors
+    do: all its matrices, none of its biases and norms (which have fewer than `MIN_QUANTIZED_NUMEL` elements)"""
+    full = lambda shape: math.prod(shape)
+    shrunk = lambda shape: math.prod(max(1, s // 96) for s in shape)
+    quantized = [shrunk(s) for s in gpt2_small() if full(s) >= optimi_nb.storage.MIN_QUANTIZED_NUMEL]
+    plain = [shrunk(s) for s in gpt2_small() if full(s) < optimi_nb.storage.MIN_QUANTIZED_NUMEL]
+    assert max(plain) < min(quantized), "no threshold on the shrunk sizes quantizes what the full-size model does"
+    return min(quantized)
 
 
 class WholeStep:
@@ -135,7 +147,8 @@ def main():
     parser.add_argument("--record", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    optimi_nb.storage.MIN_QUANTIZED_NUMEL = 0  # quantize the shrunk tensors, as a full-size model's would be
+    # the 8-bit rows quantize the shrunk tensors whose full-size tensors are quantized, and only those
+    optimi_nb.storage.MIN_QUANTIZED_NUMEL = quantized_as_full_size()
     warnings.filterwarnings("ignore", message=".*gradient release.*")
     steps, hooks = rows(args.device)
     step_s, step_kernel_s = medians(steps, args.rounds)

@@ -217,9 +217,14 @@ DEVICE_CHECKS_KNOWN = {
     ("low_precision.py", "power_of_two"): "inside the compiled step (ulp, of the int8 residual): patch_for_cuda_kernels gives it a CUDA device's answer",
     ("foreach.py", "foreach_by_default"): "not reached: compiled=True always updates buckets of tensors",
     ("low_precision.py", "gpu_capability"): "outside the compiled step: it picks the eager step for bf16 on a GPU below 8.0 (the sm_75 column's *)",
-    ("storage.py", "slice_numel"): "outside the compiled step: it cuts a bucket with 8-bit states into chunks (2^14 elements on the "
-                                   "CPU, 2^22 on a GPU); the model's tensors (5,194 elements) make one chunk either way",
-    ("dispatch.py", "_run_compiled"): "picks the compile options by device type: compile_as_for_cuda gives every step the CUDA ones",
+    ("layout.py", "slice_numel"): "outside the compiled step: it cuts a bucket into chunks (2^22 elements where compiled "
+                                  "or on a GPU); the model's tensors (5,194 elements) make one chunk either way",
+    ("compiled_call.py", "_run_compiled"): "picks the compile options by device type: compile_as_for_cuda gives every step the CUDA ones",
+    ("compiled_call.py", "_compiled_call"): "not reached: the check turns direct calls off (`direct_calls = False`), so every "
+                                            "update goes through torch.compile, whose kernels it checks",
+    ("plan.py", "compiled_by_default"): "outside the compiled step: the default of compiled=None; the check passes compiled=True",
+    ("step_graph.py", "_recordable"): "outside the compiled step: steps are recorded as CUDA graphs on a CUDA device only; "
+                                      "the check's steps run unrecorded, as a GPU's first steps do",
     ("memory.py", "cuda_peak_bytes_per_param"): "not reached: a measurement of the notebooks' GPU cells, outside any step",
 }
 DEVICE_CHECK = re.compile(r"\.device\.type|\bdevice\.type\b|\.is_cuda\b|\.is_cpu\b|get_device_capability|get_device_properties")

@@ -84,8 +84,8 @@ MIN_DEFERRED_NUMEL = 4096  # a residual of fewer elements is copied in by the co
 def encode_(stored: Stored, # the stored value, overwritten
             working: Tensors, # its updated working copy
             param: Tensors, # its weights (a residual is relative to the committed weights)
-            defer: bool = False, # return the new codes of a residual's larger tensors, not copy them (compiled CPU code)
-           ) -> list[Tensor]: # the new codes of the tensors of at least MIN_DEFERRED_NUMEL elements; else empty
+            defer: bool = False, # return a residual's larger tensors' new codes, not copy them in (compiled CPU code)
+           ) -> list[Tensor]: # the new codes of tensors of at least MIN_DEFERRED_NUMEL elements; else empty
     "Keep an updated working copy in `stored`'s format; a no-op for plain values, updated in place already"
     if not compact(stored): return []
     partner, deferred = stored.data if stored.scales is None else stored.scales, []

@@ -5,11 +5,14 @@
 4. no line over 120 characters that a notebook's code holds (nbdev's own lines, the module docstring and `__all__`,
 are not ours to wrap); 5. no optimizer's __init__ redeclares the base's shared
 options; 6. a chapter imports only modules exported by chapters numbered up to its own; 7. only the base
-layer imports storage, and no file but codecs.py and storage.py tests storage details (scale keys, int8/uint8 dtypes).
+layer imports storage, and no file but codecs.py and storage.py tests storage details (scale keys, int8/uint8 dtypes);
+8. every function that asks for a tensor's device is explained in tools/device_checks.py (what the triton check
+needs), and every entry there still asks.
 Run from anywhere: `python3 tools/house_check.py` (standard library only).
 """
 import ast, json, re, sys
 from pathlib import Path
+from device_checks import stale_device_checks, unknown_device_checks  # tools/, beside this file
 
 ROOT = Path(__file__).resolve().parent.parent
 LIB, NBS = ROOT / "optimi_nb", ROOT / "nbs"
@@ -114,11 +117,17 @@ def check_storage():
                 bad.append(f"{p.name}:{k} tests a storage detail: {line.strip()}")
     return bad
 
+def check_device_checks():
+    """Check 8: tools/device_checks.py explains every device check of optimi_nb, and no entry is stale."""
+    return ([f"not explained in tools/device_checks.py: {u}" for u in unknown_device_checks()]
+            + [f"stale entry of tools/device_checks.py: {s}" for s in stale_device_checks()])
+
 CHECKS = [(f"1. files at most {MAX_FILE} lines", check_files),
           (f"2. classes at most {MAX_CLASS} lines, functions at most {MAX_FUNC}", check_defs),
           (f"3. exported cells at most {MAX_CELL} lines", check_cells), (f"4. lines at most {MAX_WIDTH} characters", check_width),
           ("5. shared options declared only in base.py", check_options), ("6. chapter import order", check_order),
-          ("7. storage stays behind the base layer", check_storage)]
+          ("7. storage stays behind the base layer", check_storage),
+          ("8. device checks explained for the triton check", check_device_checks)]
 
 if __name__ == "__main__":
     failed = 0

@@ -13,7 +13,8 @@ with 4-bit states and the int8 compensation):
    (`patch_for_cuda_kernels`): `optimi_nb.kahan.round_to` gives its off-CPU answer (rounding by integer arithmetic on
    the bits; on the CPU it splits), and the step's 0-dim tensors (lr, the betas...) are read through pointers, as from
    GPU memory, instead of being passed as scalars as Inductor does for 0-dim CPU tensors. Any other function of
-   optimi_nb that asks for a tensor's device stops the check until it is listed in DEVICE_CHECKS_KNOWN.
+   optimi_nb that asks for a tensor's device stops the check until it is listed in DEVICE_CHECKS_KNOWN
+   (tools/device_checks.py).
 2. Triton compiles each kernel for sm_75 (T4), sm_80 (A100) and sm_90 (H100): `triton.compile(...,
    target=GPUTarget("cuda", cc, 32))`, down to a cubin with the ptxas that the triton wheel bundles. A worker process
    without TRITON_INTERPRET loads each kernel module Inductor wrote with that GPU's properties in place of the CPU's (so
@@ -65,6 +66,7 @@ if not WORKER:
         atexit.register(shutil.rmtree, os.environ["TORCHINDUCTOR_CACHE_DIR"], ignore_errors=True)
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # triton 3.9's default, stated so that it does not warn
 sys.path.insert(0, str(ROOT))
+from device_checks import unknown_device_checks  # tools/, beside this file
 
 if importlib.util.find_spec("triton") is None:
     print(f"triton_check: installing triton=={PINNED['triton']}", flush=True)
@@ -210,35 +212,6 @@ def fp32_buffer_sizes(path: str) -> list[int | None]:
         dims = [d.strip() for d in match.group(1).split(",") if d.strip()]
         sizes.append(None if not all(d.isdigit() for d in dims) else int(np.prod([int(d) for d in dims])))
     return sizes
-
-# Every function of optimi_nb that asks which device a tensor is on, and why this check may run it on the CPU
-DEVICE_CHECKS_KNOWN = {
-    ("kahan.py", "round_to"): "inside the compiled step: patch_for_cuda_kernels gives it a CUDA device's answer",
-    ("low_precision.py", "power_of_two"): "inside the compiled step (ulp, of the int8 residual): patch_for_cuda_kernels gives it a CUDA device's answer",
-    ("foreach.py", "foreach_by_default"): "not reached: compiled=True always updates buckets of tensors",
-    ("low_precision.py", "gpu_capability"): "outside the compiled step: it picks the eager step for bf16 on a GPU below 8.0 (the sm_75 column's *)",
-    ("layout.py", "slice_numel"): "outside the compiled step: it cuts a bucket into chunks (2^22 elements where compiled "
-                                  "or on a GPU); the model's tensors (5,194 elements) make one chunk either way",
-    ("compiled_call.py", "_run_compiled"): "picks the compile options by device type: compile_as_for_cuda gives every step the CUDA ones",
-    ("compiled_call.py", "_compiled_call"): "not reached: the check turns direct calls off (`direct_calls = False`), so every "
-                                            "update goes through torch.compile, whose kernels it checks",
-    ("plan.py", "compiled_by_default"): "outside the compiled step: the default of compiled=None; the check passes compiled=True",
-    ("step_graph.py", "_recordable"): "outside the compiled step: steps are recorded as CUDA graphs on a CUDA device only; "
-                                      "the check's steps run unrecorded, as a GPU's first steps do",
-    ("memory.py", "cuda_peak_bytes_per_param"): "not reached: a measurement of the notebooks' GPU cells, outside any step",
-}
-DEVICE_CHECK = re.compile(r"\.device\.type|\bdevice\.type\b|\.is_cuda\b|\.is_cpu\b|get_device_capability|get_device_properties")
-
-def unknown_device_checks() -> list[str]:
-    "The lines of optimi_nb that ask for a tensor's device in a function this check does not know about"
-    unknown = []
-    for path in sorted((ROOT / "optimi_nb").glob("*.py")):
-        function = None
-        for number, line in enumerate(path.read_text().splitlines(), 1):
-            if re.match(r"\s*def ", line): function = line.split("def ", 1)[1].split("(")[0]
-            if DEVICE_CHECK.search(line.split("#")[0]) and (path.name, function) not in DEVICE_CHECKS_KNOWN:
-                unknown.append(f"optimi_nb/{path.name}:{number} ({function}): {line.strip()}")
-    return unknown
 
 # --- compiling for the GPUs ---------------------------------------------------------------------------------------------
 # In a worker process without TRITON_INTERPRET, where @triton.jit makes compilable kernels. Each kernel module that

@@ -63,9 +63,10 @@ def update_core_on_copy(update, weight_decay_, accumulate, group, scalars, param
 
 def compiled_form(device_type: str, # where the step runs: "cpu", or a GPU's type such as "cuda"
                  ) -> tuple[Callable, dict]: # the function to compile, and Inductor's options for it
-    "What is compiled for `device_type`, and how: on CPU a loop per tensor, the residual deferred; on GPU combo kernels"
-    # CPU: a loop per tensor (Speed chapter); GPU: launches in groups
-    options = {"cpp.max_horizontal_fusion_size": 1} if device_type == "cpu" else {"combo_kernels": True}
+    "What `device_type` compiles, and how: a loop per tensor on CPU, the residual deferred; tuned combo kernels on GPU"
+    # CPU: a loop per tensor (Speed chapter); GPU: launches in groups, each kernel's launch settings tuned at first run
+    options = ({"cpp.max_horizontal_fusion_size": 1} if device_type == "cpu"
+               else {"combo_kernels": True, "coordinate_descent_tuning": True})
     # CPU: an int8 copy-back would halve the loop's vector width (below)
     core = functools.partial(update_core_on_copy, defer_residual=True) if device_type == "cpu" else update_core_on_copy
     return core, options | {"size_asserts": False}

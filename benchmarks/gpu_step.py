@@ -20,8 +20,8 @@ the script runs on a CPU in a minute or two (a smoke test, never recorded).
     PYTHONPATH=DIR python3 benchmarks/gpu_step.py [--tables bandwidth gpt2 profile train check] [--rounds 20] [--record] [--out DIR]
 
 On an H200 (torch 2.11) the tables took, mostly compiling: bandwidth 55 s, profile 111 s in a process of its own, one
-training row about 25 s; all of them take longer than one 10-minute call, so run them as two: `--tables bandwidth gpt2
-profile`, then `--tables train check` (each call's --record adds its tables to those stored from the same GPU).
+training row about 25 s; all of them take longer than one 10-minute call. `bash benchmarks/gpu_lease.sh OUT` runs them
+in order of importance within one call's budget (each call's --record adds its tables to those stored from the same GPU).
 """
 import argparse, gc, json, platform, shlex, statistics, sys, time, warnings
 from pathlib import Path

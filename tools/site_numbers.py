@@ -34,7 +34,8 @@ EXCEPTIONS = [
     ("8bit_states.html", "total 10 7.03 (5.03 with gradient release)"),
     # a GPU's peaks: the CUDA allocator's on an H200, a measurement of its own beside MemTracker's on the CPU
     ("gradient_release.html", "The output above is from one run on an NVIDIA H200"),
-    ("memory.html", "bytes per parameter at peak"),
+    ("memory.html", "; CPU "),  # the GPU cell's lines: eager and compiled peaks beside MemTracker's
+    ("memory.html", "An earlier version of the cell, eager only"),
     # a GPU training step's resident bytes per parameter (weights and states between steps, the CUDA allocator's, a GPT
     # of 168M parameters), beside its peak: benchmarks/gpu_step.py's table, not the memory lab's peak
     ("speed.html", "FlashOptim, gradient release"),

@@ -13,9 +13,9 @@
 Every row updates its own copy of the tensors; rows are interleaved in a rotating order, timed with CUDA events, and each
 figure is the median over the rounds. Peers (torch-optimi, FlashOptim, bitsandbytes, torchao) are imported where present
 (`bash benchmarks/gpu_peers.sh DIR` unpacks them for a GPU machine without network); a missing or failing one gives its row as
-the error. `--record` stores the figures in nbs/measured.json, section `gpu_step` (the tables run, beside those of an
-earlier run on the same GPU); `--small` shrinks every size so that
-the script runs on a CPU in a minute or two (a smoke test, never recorded).
+the error. `--record` stores the figures in nbs/measured.json, section `gpu_step`, beside those of an earlier run on the
+same GPU: a step table by storage (the storages run replace theirs, each with its command), any other table whole.
+`--small` shrinks every size so that the script runs on a CPU in a minute or two (a smoke test, never recorded).
 
     PYTHONPATH=DIR python3 benchmarks/gpu_step.py [--tables bandwidth gpt2 profile train check] [--rounds 20] [--record] [--out DIR]
 
@@ -353,6 +353,8 @@ def main():
         t0 = time.perf_counter(); result[name] = tables[name](); print(f"== {name}: {time.perf_counter() - t0:.0f} s", flush=True)
         save(result, args.tables, Path(args.out), args.record and not SMALL)  # after each table: a run cut short keeps them
 
+STEP_TABLES = ("bandwidth", "gpt2")  # tables of `step_table`, one entry per storage
+
 def save(result: dict, tables: list, out: Path, record: bool):
     "Write the figures so far to `out`, and with `record` into nbs/measured.json's section gpu_step"
     out.mkdir(parents=True, exist_ok=True)
@@ -361,7 +363,11 @@ def save(result: dict, tables: list, out: Path, record: bool):
     path = ROOT / "nbs" / "measured.json"
     measured = json.loads(path.read_text())
     if measured.get("gpu_step", {}).get("device") != result["device"]: measured["gpu_step"] = {}
-    measured["gpu_step"].update(result)  # the tables of this run; those of an earlier run on the same GPU stay
+    stored = measured["gpu_step"]
+    for name, table in result.items():  # the tables of this run; those of an earlier run on the same GPU stay
+        if name in STEP_TABLES:  # by storage: a storage's rows and floor from one run (--rows may run a few storages)
+            stored.setdefault(name, {}).update({k: t | {"command": result["command"]} for k, t in table.items()})
+        else: stored[name] = table  # a training table's rows are compared with each other: all from one run
     path.write_text(json.dumps(measured, indent=1, ensure_ascii=False) + "\n")
 
 if __name__ == "__main__": main()

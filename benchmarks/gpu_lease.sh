@@ -2,21 +2,21 @@
 # Issue #40's GPU checks in one call on a GPU machine without network, in order of what matters most, each step started
 # only while the call's budget still holds its usual time, and each stopped at what is left of the budget:
 #   tests     the GPU cells of Compiled calls and Step graphs, their outputs stored (tools/store_cuda_outputs.py)
+#   bandwidth one AdamW step of 8 x 8192^2 in every storage against its floor (benchmarks/gpu_step.py --record)
 #   memory    the memory lab's GPU peaks in every storage, with and without release, eager and compiled (chapter 30)
 #   tuning    the bf16 + Kahan and int8 steps under three sets of launch settings (benchmarks/kernel_tuning.py --record)
-#   bandwidth one AdamW step of 8 x 8192^2 in every storage against its floor (benchmarks/gpu_step.py --record)
 #   gpt2      one AdamW step of GPT-2 small's 148 tensors, every row (--record)
 #   train     the training step with and without gradient release (--record; leftover.txt names what stays allocated)
 #   check     every element-wise optimizer and storage on the GPU against the CPU (--record)
 # Figures go to nbs/measured.json (sections kernel_tuning_cuda and gpu_step); the log, the three notebooks,
 # measured.json and leftover.txt are copied into OUT (six files: a device call brings back at most eight).
 #   here:            bash benchmarks/gpu_peers.sh .peers
-#   on the machine:  bash benchmarks/gpu_lease.sh OUT [BUDGET_SECONDS=560] [STEPS=tests,memory,...: default all seven]
+#   on the machine:  bash benchmarks/gpu_lease.sh OUT [BUDGET_SECONDS=560] [STEPS=tests,bandwidth,...: default all seven]
 # With the device tool: run(command="bash benchmarks/gpu_lease.sh $OUT", carry=[".peers"], timeout_s=590).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: bash benchmarks/gpu_lease.sh OUT [BUDGET_SECONDS] [STEPS]}; BUDGET=${2:-560}
-STEPS=${3:-tests,memory,tuning,bandwidth,gpt2,train,check}
+STEPS=${3:-tests,bandwidth,memory,tuning,gpt2,train,check}
 export PYTHONPATH=$PWD/.peers:$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 MPLBACKEND=Agg
 mkdir -p "$OUT" /tmp/gpu_lease
 exec > >(tee -a "$OUT/lease.log") 2>&1
@@ -32,9 +32,9 @@ step() {
 }
 GPU_STEP=(python3 benchmarks/gpu_step.py --record --out /tmp/gpu_lease --rounds 10)
 step tests 200 python3 tools/store_cuda_outputs.py nbs/04e_compiled_call.ipynb nbs/04d_step_graph.ipynb
+step bandwidth 90 "${GPU_STEP[@]}" --tables bandwidth
 step memory 120 python3 tools/store_cuda_outputs.py nbs/30_memory.ipynb
 step tuning 150 python3 benchmarks/kernel_tuning.py --record
-step bandwidth 90 "${GPU_STEP[@]}" --tables bandwidth
 step gpt2 260 "${GPU_STEP[@]}" --tables gpt2
 step train 200 "${GPU_STEP[@]}" --tables train
 step check 240 "${GPU_STEP[@]}" --tables check

@@ -20,11 +20,13 @@ def execute(path: Path, enabled: set[str]) -> None:
     nb = NBProcessor(path, procs=FrontmatterProc, process=True).nb  # parses the `#|` directives of each cell
     def skip(cell):
         return cell.cell_type != "code" or "nbdev_export(" in cell.source or bool(skipped & (cell.directives_ or {}).keys())
-    with working_directory(path.parent): CaptureShell(path).run_all(nb, exc_stop=True, preproc=skip)
-    stored = read_nb(path)
-    for cell, ran in zip(stored.cells, nb.cells):
-        if cell.cell_type == "code" and not skip(ran): cell.outputs, cell.execution_count = ran.outputs, ran.execution_count
-    write_nb(stored, path)
+    try:
+        with working_directory(path.parent): CaptureShell(path).run_all(nb, exc_stop=True, preproc=skip)
+    finally:  # a failing cell's notebook is saved too, up to and with its error, so that what it printed is not lost
+        stored = read_nb(path)
+        for cell, ran in zip(stored.cells, nb.cells):
+            if cell.cell_type == "code" and not skip(ran): cell.outputs, cell.execution_count = ran.outputs, ran.execution_count
+        write_nb(stored, path)
 
 
 if __name__ == "__main__":

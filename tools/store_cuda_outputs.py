@@ -25,6 +25,12 @@ def cuda_cells(path: Path) -> list[int]:
     return [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code" and "cuda" in (cell.directives_ or {})]
 
 
+def output_text(output) -> str:
+    "The text of one stored cell output: a stream's, a result's plain form, or an error's name and value"
+    text = output.get("text") or output.get("data", {}).get("text/plain") or [f"{output.get('ename')}: {output.get('evalue')}"]
+    return "".join(text) if isinstance(text, list) else text
+
+
 def store(path: Path) -> int:
     "Run a copy of the notebook at `path` with `cuda` enabled, copy its `#| cuda` cells' outputs into `path`; return their number"
     cells = cuda_cells(path)
@@ -32,7 +38,10 @@ def store(path: Path) -> int:
     copy = path.with_name(f"_cuda_run_{path.name}")  # a leading _ keeps nbdev's globbing (export, tests) away from it
     copy.write_bytes(path.read_bytes())
     try:
-        execute(copy, {"cuda"})
+        try: execute(copy, {"cuda"})
+        except Exception:  # print what the GPU cells printed before the failure: the machine and its outputs are gone after
+            for i in cells: print(f"--- cell {i}:", *map(output_text, read_nb(copy).cells[i].outputs), sep="\n", flush=True)
+            raise
         ran, stored = read_nb(copy), read_nb(path)
         assert len(ran.cells) == len(stored.cells), f"{path} changed while it ran"
         for i in cells: stored.cells[i].outputs, stored.cells[i].execution_count = ran.cells[i].outputs, ran.cells[i].execution_count

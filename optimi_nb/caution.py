@@ -41,7 +41,7 @@ def kept_fractions(phis: list[Tensor], # the masks φ of one rank's shards of te
                   ) -> list[Tensor]: # mean(φ) of each whole tensor, as 0-dim tensors
     "Each whole tensor's kept fraction from its shards: this rank's kept and counted elements, summed over ranks"
     counts = torch.stack([torch.stack([p.sum(dtype=torch.float64),
-                                       torch.tensor(p.numel(), dtype=torch.float64, device=p.device)]) for p in phis])
+                                       torch.full((), p.numel(), dtype=torch.float64, device=p.device)]) for p in phis])
     for group in shards: torch.distributed.all_reduce(counts, group=group)  # one message for the whole bucket
     return list((counts[:, 0] / counts[:, 1]).to(torch.promote_types(phis[0].dtype, torch.float32)).unbind())
 

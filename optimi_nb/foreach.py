@@ -113,8 +113,8 @@ def mul_(x: Tensors, # the tensor or list of tensors to scale in place
     elif isinstance(scalar, list): torch._foreach_mul_(x, scalar)
     elif isinstance(scalar, Tensor):  # a 0-dim tensor factor: compiled code only, where the loop is fused
         for xi in x: xi.mul_(scalar)
-    elif x and x[0].dtype in (torch.bfloat16, torch.float16):
-        torch._foreach_mul_(x, torch.tensor(scalar, dtype=torch.float32, device=x[0].device))
+    elif x and x[0].dtype in (torch.bfloat16, torch.float16):  # made on the device: a copy from the host would sync
+        torch._foreach_mul_(x, torch.full((), scalar, dtype=torch.float32, device=x[0].device))
     else: torch._foreach_mul_(x, scalar)
 
 # %% ../nbs/00_foreach.ipynb #a7a863bc

@@ -3,9 +3,10 @@
 One AdamW step of 8 bf16 matrices of 8192 x 8192 (537M parameters), with Kahan summation (18 bytes per parameter) and
 with int8 states and the int8 residual (12), compiled and not recorded as a CUDA graph, timed with CUDA events in rounds
 interleaved with an fp32 copy of as many elements (the bandwidth); the floor is those bytes over that bandwidth. Each
-setting runs in a process of its own, so that each compiles anew, from the GPU's options in `compiled_form`:
+setting runs in a process of its own, so that each compiles anew, from the GPU's options in `compiled_form` (which
+tune coded states' kernels only, after this script's first run):
 - `default`: without coordinate descent tuning, Inductor's heuristic launch settings;
-- `tuned`: the options as they are, coordinate descent tuning at each kernel's first run;
+- `tuned`: coordinate descent tuning at each kernel's first run;
 - `foreach`: tuned, and `combo_kernels_autotune=2`: the foreach kernels of a bucket (a fixed block of 1024 elements
   otherwise) get autotuned launch settings as well.
 Each process also prints torch.profiler's kernel table of three steps. `--record` stores the figures in
@@ -27,9 +28,9 @@ def set_options(setting: str):
     "Compiled updates made from here on with `setting`'s Inductor options"
     import optimi_nb.compiled_call as calls, optimi_nb.update as update
     form = update.compiled_form
-    def with_setting(device_type: str):
-        core, options = form(device_type)
-        if setting == "default": options = {k: v for k, v in options.items() if k != "coordinate_descent_tuning"}
+    def with_setting(device_type: str, codes: bool = False):
+        core, options = form(device_type, codes)
+        options = options | {"coordinate_descent_tuning": setting != "default"}
         if setting == "foreach": options = options | {"combo_kernels_autotune": 2}
         return core, options
     calls.compiled_form = update.compiled_form = with_setting

@@ -35,7 +35,7 @@ def traced_update(device_type: str, # where the update runs: "cpu", or a GPU's t
                  ) -> Callable | None: # called with inputs like `inputs`; None if the update can't be traced
     "`update_core` for one call's settings and layouts, traced on fake tensors and compiled by Inductor"
     update, weight_decay_, accumulate, group, flags = rule
-    core, options = compiled_form(device_type)
+    core, options = compiled_form(device_type, codes=any(not t.is_floating_point() for t in inputs))  # GPU: tuned
     scalars, grads = len(names), len(inputs) - 1 - len(names) - constants.count(...)
     def traced(lr, *tensors):
         fixed = iter(tensors[scalars + grads:])
@@ -164,8 +164,11 @@ def _run_compiled(self: CompiledCalls, update, weight_decay_, accumulate, group,
         if call is not None: residual_codes = call(tensor_group["lr"], tensor_scalars, grad)
         else:
             with more_recompiles():
-                residual_codes = compiled_update_core(device.type)(update, weight_decay_, accumulate, tensor_group,
-                                                                   tensor_scalars, param, grad, *tensors)
+                codes = device.type != "cpu" and any(isinstance(t, Tensor) and not t.is_floating_point()
+                                                     for t in tree_flatten(tensors)[0])  # on a GPU, tuned
+                residual_codes = compiled_update_core(device.type, codes)(update, weight_decay_, accumulate,
+                                                                          tensor_group, tensor_scalars, param, grad,
+                                                                          *tensors)
     except Exception as error:  # no C++ compiler, an unsupported platform...; the eager update is the same math
         warnings.warn(f"compiled=True: torch.compile failed ({type(error).__name__}: "
                       f"{str(error).splitlines()[0][:200]}); using the eager update", UserWarning, stacklevel=4)

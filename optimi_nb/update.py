@@ -62,20 +62,22 @@ def update_core_on_copy(update, weight_decay_, accumulate, group, scalars, param
                        defer_residual=defer_residual)
 
 def compiled_form(device_type: str, # where the step runs: "cpu", or a GPU's type such as "cuda"
+                  codes: bool = False, # some state is stored as integer codes (8- or 4-bit states, the int8 residual)
                  ) -> tuple[Callable, dict]: # the function to compile, and Inductor's options for it
-    "What `device_type` compiles, and how: a loop per tensor on CPU, the residual deferred; tuned combo kernels on GPU"
-    # CPU: a loop per tensor (Speed chapter); GPU: launches in groups, each kernel's launch settings tuned at first run
+    "What `device_type` compiles, and how: a loop per tensor on CPU, the residual deferred; combo kernels on GPU"
+    # CPU: a loop per tensor (Speed chapter); GPU: launches in groups, and coded states' kernels tuned at first run
     options = ({"cpp.max_horizontal_fusion_size": 1} if device_type == "cpu"
-               else {"combo_kernels": True, "coordinate_descent_tuning": True})
+               else {"combo_kernels": True, "coordinate_descent_tuning": codes})
     # CPU: an int8 copy-back would halve the loop's vector width (below)
     core = functools.partial(update_core_on_copy, defer_residual=True) if device_type == "cpu" else update_core_on_copy
     return core, options | {"size_asserts": False}
 
 @functools.cache
 def compiled_update_core(device_type: str = "cpu", # where the step runs: "cpu", or a GPU's type such as "cuda"
+                         codes: bool = False, # some state is stored as integer codes
                         ) -> Callable:
-    "`update_core` through torch.compile for static shapes, shared per device type (see `compiled_form`)"
-    core, options = compiled_form(device_type)
+    "`update_core` through torch.compile for static shapes, shared per device type and coding (see `compiled_form`)"
+    core, options = compiled_form(device_type, codes)
     # static: a graph per set of shapes (a bucket's, an 8-bit chunk's); shapes made dynamic after the first change
     # measured several times slower for 8-bit states on one CPU thread: see the 8-bit states chapter
     return torch.compile(core, dynamic=False, options=options)

@@ -595,11 +595,12 @@ def compile_as_for_cuda(verbose: bool) -> None:
     optimi_nb.compiled_call.CompiledCalls.direct_calls = False
     make = optimi_nb.compiled_call.compiled_update_core
     def traced(*args, **kwargs):
-        try: return make("cuda")(*args, **kwargs)
+        try: return make("cuda", any(isinstance(t, torch.Tensor) and not t.is_floating_point()
+                                     for t in torch.utils._pytree.tree_leaves(args)))(*args, **kwargs)
         except Exception:
             if verbose: traceback.print_exc()
             raise
-    optimi_nb.compiled_call.compiled_update_core = lambda device_type: traced
+    optimi_nb.compiled_call.compiled_update_core = lambda device_type, codes=False: traced
 
 def runs_eagerly(dtype: torch.dtype, cc: int) -> bool:
     "Whether the optimizer runs the eager step instead of the compiled one on a GPU of compute capability `cc` (bf16 on a T4)"

@@ -35,7 +35,7 @@ EXCEPTIONS = [
     # a GPU's peaks: the CUDA allocator's on an H200, a measurement of its own beside MemTracker's on the CPU
     ("gradient_release.html", "The output above is from one run on an NVIDIA H200"),
     ("memory.html", "; CPU "),  # the GPU cell's lines: eager and compiled peaks beside MemTracker's
-    ("memory.html", "An earlier version of the cell, eager only"),
+    ("memory.html", "Gradient release lowers the peak in every storage on both paths"),  # the H200's peaks, quoted
     # a GPU training step's resident bytes per parameter (weights and states between steps, the CUDA allocator's, a GPT
     # of 168M parameters), beside its peak: benchmarks/gpu_step.py's table, not the memory lab's peak
     ("speed.html", "FlashOptim, gradient release"),

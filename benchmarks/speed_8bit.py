@@ -13,7 +13,7 @@ compiled 8-bit step with its step plan (buckets, stored values and views) reused
 anew in each call, beside the compiled bf16 + Kahan step: host time per step, kernels per step, and interleaved step times.
 `--combo` times compiled SGD (fp32, beside torch's fused SGD) and compiled AdamW (bf16 + Kahan, and int8) as compiled on a
 GPU, with Inductor's combo kernels, and without them; `--record` then stores section `combo_kernels_cuda`."""
-import argparse, cProfile, collections, io, logging, pstats, re, statistics, sys, time, warnings
+import argparse, cProfile, collections, functools, io, logging, pstats, re, statistics, sys, time, warnings
 from pathlib import Path
 import torch
 
@@ -153,27 +153,45 @@ def compare_views(device: str, rounds: int) -> None:
     for name, s in seconds.items(): print(f"{name:40}  {s * 1e3:8.3f} ms  {s / seconds[BASELINE]:5.2f}×")
 
 
+def through_torch_compile(opt):
+    "`opt` with every compiled update through torch.compile and no step recorded as a CUDA graph: the path combo kernels change"
+    opt.direct_calls, opt.capture_steps = False, False
+    return opt
+
+
 class WithoutComboKernels:
-    "An optimizer whose compiled steps are compiled as the library compiles them, but without Inductor's combo kernels"
-    compiled = None
-    def __init__(self, opt): self.opt = opt
-    def step(self):
-        import optimi_nb.dispatch as dispatch, optimi_nb.update as update
-        if WithoutComboKernels.compiled is None:  # a copy of the function, with a code object of its own: dynamo caches graphs on it
+    "An optimizer whose compiled steps go through torch.compile as the library compiles them, but without Inductor's combo kernels"
+    compiled = {}  # by (device type, coded states)
+    def __init__(self, opt): self.opt = through_torch_compile(opt)
+
+    @staticmethod
+    def compiled_update_core(device_type: str, codes: bool = False):
+        "`compiled_update_core` with the library's options for `device_type` and `codes`, less combo kernels"
+        import optimi_nb.update as update
+        if (device_type, codes) not in WithoutComboKernels.compiled:  # a copy of the function: dynamo caches graphs on its code
+            core, options = update.compiled_form(device_type, codes)
             f = update.update_core_on_copy
-            copy = type(f)(f.__code__.replace(co_name="update_core_on_copy_without_combo"), f.__globals__, f.__name__)
-            WithoutComboKernels.compiled = torch.compile(copy, dynamic=False, options={"size_asserts": False})
-        real, dispatch.compiled_update_core = dispatch.compiled_update_core, lambda device_type: WithoutComboKernels.compiled
+            copy = type(f)(f.__code__.replace(co_name=f"update_core_on_copy_without_combo_{device_type}_{codes}"),
+                           f.__globals__, f.__name__)
+            copy = functools.partial(copy, **core.keywords) if isinstance(core, functools.partial) else copy
+            WithoutComboKernels.compiled[device_type, codes] = torch.compile(copy, dynamic=False,
+                                                                             options=options | {"combo_kernels": False})
+        return WithoutComboKernels.compiled[device_type, codes]
+
+    def step(self):
+        import optimi_nb.compiled_call as calls
+        real, calls.compiled_update_core = calls.compiled_update_core, WithoutComboKernels.compiled_update_core
         try: self.opt.step()
-        finally: dispatch.compiled_update_core = real
+        finally: calls.compiled_update_core = real
 
 
 def compare_combo(device: str, rounds: int) -> dict:
     "Compiled SGD (beside torch's fused SGD) and compiled AdamW (bf16 + Kahan, int8) with Inductor's combo kernels (as shipped on a GPU) and without"
     from optimi_nb import SGD
     warnings.filterwarnings("ignore")
-    sgd = lambda: SGD(make_params(torch.float32, device), lr=1e-3, momentum=0.9, compiled=True)
-    adamw = lambda **kw: AdamW(make_params(torch.bfloat16, device), lr=1e-3, compiled=True, **kw)
+    # through torch.compile, uncaptured, with combo kernels or without: compiled calls take their options from compiled_form
+    sgd = lambda: through_torch_compile(SGD(make_params(torch.float32, device), lr=1e-3, momentum=0.9, compiled=True))
+    adamw = lambda **kw: through_torch_compile(AdamW(make_params(torch.bfloat16, device), lr=1e-3, compiled=True, **kw))
     groups = {"SGD fp32, momentum 0.9": {"torch fused": torch.optim.SGD(make_params(torch.float32, device), lr=1e-3, momentum=0.9, fused=True),
                                          "compiled, without combo kernels": WithoutComboKernels(sgd()), "compiled": sgd()},
               "AdamW bf16": {BASELINE: adamw(), "bf16 + Kahan, compiled, without combo kernels": WithoutComboKernels(adamw()),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Issue #40's GPU checks in one call on a GPU machine without network, in order of what matters most, each step started
-# only while the call's budget still holds its usual time, and each stopped at what is left of the budget:
+# Issue #40's GPU checks in one call on a GPU machine without network, in the order asked (by default what matters most
+# first: what the last lease left unmeasured), each step started only while the call's budget still holds its usual
+# time, and each stopped at what is left of the budget:
 #   tests     the GPU cells of Compiled calls and Step graphs, their outputs stored (tools/store_cuda_outputs.py)
 #   bandwidth one AdamW step of 8 x 8192^2 in every storage against its floor (benchmarks/gpu_step.py --record)
 #   memory    the memory lab's GPU peaks in every storage, with and without release, eager and compiled (chapter 30)
@@ -11,33 +12,38 @@
 # Figures go to nbs/measured.json (sections kernel_tuning_cuda and gpu_step); the log, the three notebooks,
 # measured.json and leftover.txt are copied into OUT (six files: a device call brings back at most eight).
 #   here:            bash benchmarks/gpu_peers.sh .peers
-#   on the machine:  bash benchmarks/gpu_lease.sh OUT [BUDGET_SECONDS=560] [STEPS=tests,bandwidth,...: default all seven]
+#   on the machine:  bash benchmarks/gpu_lease.sh OUT [BUDGET_SECONDS=560] [STEPS=tests,bandwidth,check,...: default all seven, in this order]
 # With the device tool: run(command="bash benchmarks/gpu_lease.sh $OUT", carry=[".peers"], timeout_s=590).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: bash benchmarks/gpu_lease.sh OUT [BUDGET_SECONDS] [STEPS]}; BUDGET=${2:-560}
-STEPS=${3:-tests,bandwidth,memory,tuning,gpt2,train,check}
+STEPS=${3:-tests,bandwidth,check,gpt2,train,memory,tuning}
 export PYTHONPATH=$PWD/.peers:$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 MPLBACKEND=Agg
 mkdir -p "$OUT" /tmp/gpu_lease
 exec > >(tee -a "$OUT/lease.log") 2>&1
 nvidia-smi -L; python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
 
-# step NAME SECONDS COMMAND...: run COMMAND if NAME is asked for and SECONDS (its usual time on an H200) are left
+# step NAME SECONDS COMMAND...: run COMMAND if SECONDS (its usual time on an H200) are left
 step() {
   local name=$1 usual=$2 left=$((BUDGET - SECONDS)); shift 2
-  [[ ",$STEPS," == *",$name,"* ]] || return 0
   if ((left < usual)); then echo "== $name: not run, $left s left of $BUDGET and it takes about $usual"; return 0; fi
   echo "== $name, at $SECONDS s: $*"
   timeout "$left" "$@"; echo "== $name: exit status $?, at $SECONDS s"
 }
 GPU_STEP=(python3 benchmarks/gpu_step.py --record --out /tmp/gpu_lease --rounds 10)
-step tests 200 python3 tools/store_cuda_outputs.py nbs/04e_compiled_call.ipynb nbs/04d_step_graph.ipynb
-step bandwidth 90 "${GPU_STEP[@]}" --tables bandwidth
-step memory 120 python3 tools/store_cuda_outputs.py nbs/30_memory.ipynb
-step tuning 150 python3 benchmarks/kernel_tuning.py --record
-step gpt2 260 "${GPU_STEP[@]}" --tables gpt2
-step train 200 "${GPU_STEP[@]}" --tables train
-step check 240 "${GPU_STEP[@]}" --tables check
+IFS=, read -ra ASKED <<< "$STEPS"
+for name in "${ASKED[@]}"; do  # in the order asked
+  case $name in
+    tests)     step tests 200 python3 tools/store_cuda_outputs.py nbs/04e_compiled_call.ipynb nbs/04d_step_graph.ipynb ;;
+    bandwidth) step bandwidth 90 "${GPU_STEP[@]}" --tables bandwidth ;;
+    memory)    step memory 120 python3 tools/store_cuda_outputs.py nbs/30_memory.ipynb ;;
+    tuning)    step tuning 150 python3 benchmarks/kernel_tuning.py --record ;;
+    gpt2)      step gpt2 260 "${GPU_STEP[@]}" --tables gpt2 ;;
+    train)     step train 200 "${GPU_STEP[@]}" --tables train ;;
+    check)     step check 240 "${GPU_STEP[@]}" --tables check ;;
+    *)         echo "== $name: no such step (tests, bandwidth, memory, tuning, gpt2, train, check)" ;;
+  esac
+done
 cp nbs/04e_compiled_call.ipynb nbs/04d_step_graph.ipynb nbs/30_memory.ipynb nbs/measured.json "$OUT/"
 [ -f /tmp/gpu_lease/leftover.txt ] && cp /tmp/gpu_lease/leftover.txt "$OUT/"
 echo "== done at $SECONDS s"

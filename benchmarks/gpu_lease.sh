@@ -9,15 +9,16 @@
 #   gpt2      one AdamW step of GPT-2 small's 148 tensors, every row (--record)
 #   train     the training step with and without gradient release (--record; leftover.txt names what stays allocated)
 #   check     every element-wise optimizer and storage on the GPU against the CPU (--record)
-# Figures go to nbs/measured.json (sections kernel_tuning_cuda and gpu_step); the log, the three notebooks,
+#   pairs     int4 states encoded by byte pairs against in order, 8 x 8192^2 (benchmarks/pairs_4bit.py --record)
+# Figures go to nbs/measured.json (sections kernel_tuning_cuda, gpu_step and pairs_4bit_cuda); the log, the three notebooks,
 # measured.json and leftover.txt are copied into OUT (six files: a device call brings back at most eight).
 #   here:            bash benchmarks/gpu_peers.sh .peers
-#   on the machine:  bash benchmarks/gpu_lease.sh OUT [BUDGET_SECONDS=560] [STEPS=tests,bandwidth,check,...: default all seven, in this order]
+#   on the machine:  bash benchmarks/gpu_lease.sh OUT [BUDGET_SECONDS=560] [STEPS=tests,bandwidth,check,...: default all eight, in this order]
 # With the device tool: run(command="bash benchmarks/gpu_lease.sh $OUT", carry=[".peers"], timeout_s=590).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: bash benchmarks/gpu_lease.sh OUT [BUDGET_SECONDS] [STEPS]}; BUDGET=${2:-560}
-STEPS=${3:-tests,bandwidth,check,gpt2,train,memory,tuning}
+STEPS=${3:-tests,bandwidth,check,gpt2,train,memory,tuning,pairs}
 export PYTHONPATH=$PWD/.peers:$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 MPLBACKEND=Agg
 mkdir -p "$OUT" /tmp/gpu_lease
 exec > >(tee -a "$OUT/lease.log") 2>&1
@@ -41,7 +42,8 @@ for name in "${ASKED[@]}"; do  # in the order asked
     gpt2)      step gpt2 260 "${GPU_STEP[@]}" --tables gpt2 ;;
     train)     step train 200 "${GPU_STEP[@]}" --tables train ;;
     check)     step check 240 "${GPU_STEP[@]}" --tables check ;;
-    *)         echo "== $name: no such step (tests, bandwidth, memory, tuning, gpt2, train, check)" ;;
+    pairs)     step pairs 150 python3 benchmarks/pairs_4bit.py --device cuda --rounds 1 --steps 10 --shape 8192 8192 --tensors 8 --record ;;
+    *)         echo "== $name: no such step (tests, bandwidth, memory, tuning, gpt2, train, check, pairs)" ;;
   esac
 done
 cp nbs/04e_compiled_call.ipynb nbs/04d_step_graph.ipynb nbs/30_memory.ipynb nbs/measured.json "$OUT/"

@@ -10,6 +10,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DEVICE_CHECKS_KNOWN = {
     ("kahan.py", "round_to"): "inside the compiled step: patch_for_cuda_kernels gives it a CUDA device's answer",
     ("low_precision.py", "power_of_two"): "inside the compiled step (ulp, of the int8 residual): patch_for_cuda_kernels gives it a CUDA device's answer",
+    ("codecs.py", "by_byte_pairs"): "inside the compiled step (4-bit encoders): patch_for_cuda_kernels gives it a CUDA device's answer",
     ("foreach.py", "foreach_by_default"): "not reached: compiled=True always updates buckets of tensors",
     ("low_precision.py", "gpu_capability"): "outside the compiled step: it picks the eager step for bf16 on a GPU below 8.0 (the sm_75 column's *)",
     ("layout.py", "slice_numel"): "outside the compiled step: it cuts a bucket into chunks (2^22 elements where compiled "

@@ -100,6 +100,7 @@ import optimi_nb, optimi_nb.compiled_call
 from optimi_nb.base import BaseOptimizer
 import optimi_nb.kahan as kahan
 import optimi_nb.low_precision as low_precision
+import optimi_nb.codecs as codecs
 
 # --- running Inductor's Triton code for CPU tensors in the interpreter -------------------------------------------------
 
@@ -181,6 +182,7 @@ def patch_for_cuda_kernels() -> None:
     # optimi_nb.kahan.round_to splits on the CPU and works on the bits elsewhere: the kernels here are a GPU's
     kahan.round_to = lambda x, dtype: kahan.round_by_bits(x, dtype)
     low_precision.power_of_two = low_precision.power_of_two_by_bits  # ulp's 2^e: by rounding on the CPU, from the bits elsewhere
+    codecs.by_byte_pairs = lambda x: True  # 4-bit codes: in order on the CPU, by byte pairs elsewhere
     run = triton_heuristics.CachingAutotuner.run
     def recording_run(self, *args, **kwargs):  # a kernel Inductor reuses from an earlier graph is recorded too
         RECORD["launches"].append(self)

@@ -11,7 +11,8 @@ with 4-bit states and the int8 compensation):
 1. Inductor writes the Triton kernels of the compiled step. It writes them for CPU tensors here
    (`torch._inductor.config.cpu_backend = "triton"`), patched to be the kernels a CUDA device gets
    (`patch_for_cuda_kernels`): `optimi_nb.kahan.round_to` gives its off-CPU answer (rounding by integer arithmetic on
-   the bits; on the CPU it splits), and the step's 0-dim tensors (lr, the betas...) are read through pointers, as from
+   the bits; on the CPU it splits), the 4-bit codecs work by byte pairs (`optimi_nb.codecs.by_byte_pairs`; on the CPU
+   in a block's order), and the step's 0-dim tensors (lr, the betas...) are read through pointers, as from
    GPU memory, instead of being passed as scalars as Inductor does for 0-dim CPU tensors. Any other function of
    optimi_nb that asks for a tensor's device stops the check until it is listed in DEVICE_CHECKS_KNOWN
    (tools/device_checks.py).

@@ -23,7 +23,7 @@ from .layout import shaped_like
 from .low_precision import gpu_capability, inductor_refuses
 from .step_graph import compiled_constants
 from .storage import copy_in_
-from .update import compiled_form, compiled_update_core, update_core
+from .update import compiled_form, compiled_update_core, update_core, whole_loop_splits
 
 # %% ../nbs/04e_compiled_call.ipynb #498e957e
 def traced_update(device_type: str, # where the update runs: "cpu", or a GPU's type such as "cuda"
@@ -52,7 +52,8 @@ def traced_update(device_type: str, # where the update runs: "cpu", or a GPU's t
     except Exception: return None  # a data-dependent branch, an operation make_fx refuses: torch.compile's turn
     finally: tracing_for_inductor.reset(token)
     from torch._inductor import compile as inductor_compile  # imported at the first compilation: it takes a while
-    try: return inductor_compile(graph, fakes, options)
+    try:
+        with whole_loop_splits(device_type): return inductor_compile(graph, fakes, options)
     except Exception as error:  # tuned, one coded graph failed inside Inductor on an H200: the same graph untuned
         if not options.get("coordinate_descent_tuning"): raise
         warnings.warn(f"compiled=True: a tuned compile failed ({failure(error)}); compiled untuned", UserWarning)
@@ -177,7 +178,7 @@ def _run_compiled(self: CompiledCalls, update, weight_decay_, accumulate, group,
                 and eval_frame._stance.stance == "default" else None)
         if call is not None: residual_codes = call(tensor_group["lr"], tensor_scalars, grad)
         else:
-            with more_recompiles():
+            with more_recompiles(), whole_loop_splits(device.type):  # on a CPU, a guard (The update, written once)
                 codes = device.type != "cpu" and any(isinstance(t, Tensor) and not t.is_floating_point()
                                                      for t in tree_flatten(tensors)[0])  # on a GPU, tuned
                 residual_codes = compiled_update_core(device.type, codes)(update, weight_decay_, accumulate,

@@ -106,9 +106,10 @@ def drops_iterations(nodes: list, # Inductor scheduler nodes fused into one C++ 
 def whole_loop_splits(device_type: str, # where the graph compiled inside runs: only "cpu" is guarded
                      ):
     "A context in which Inductor's C++ code splits a loop only where nothing is dropped (see `drops_iterations`)"
+    if device_type != "cpu": yield; return
     from torch._inductor.codegen.cpp import CppScheduling  # imported at the first compilation: it takes a while
     original = getattr(CppScheduling, "try_loop_split", None)
-    if device_type != "cpu" or original is None: yield; return
+    if original is None: yield; return
     def try_loop_split(self, nodes):
         try: lossy = drops_iterations(nodes)
         except Exception: lossy = True  # Inductor's internals moved: leave the loop whole, which is always right

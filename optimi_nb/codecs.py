@@ -4,16 +4,17 @@
 
 # %% auto #0
 __all__ = ['BLOCK_SIZE', 'TINY', 'BLOCK_SIZE_4BIT', 'as_blocks', 'from_blocks', 'quantized_numel', 'signed_codes_',
-           'encode_signed', 'decode_signed', 'nonnegative_codes_', 'encode_nonnegative', 'decode_nonnegative',
-           'by_byte_pairs', 'pack_nibbles', 'unpack_nibbles', 'byte_pairs', 'encode_signed4', 'decode_signed4',
-           'encode_nonnegative4', 'decode_nonnegative4', 'encode_residual', 'decode_residual', 'code_bits', 'codec',
-           'decode_blocks', 'encode_blocks_']
+           'encode_signed', 'decode_signed', 'nonnegative_roots_', 'nonnegative_codes_', 'encode_nonnegative',
+           'decode_nonnegative', 'by_byte_pairs', 'pack_nibbles', 'unpack_nibbles', 'byte_pairs', 'encode_signed4',
+           'decode_signed4', 'encode_nonnegative4', 'decode_nonnegative4', 'encode_residual', 'decode_residual',
+           'code_bits', 'codec', 'decode_blocks', 'encode_blocks_']
 
 # %% ../nbs/03a_codecs.ipynb #4700dd90
 from typing import Callable
 import torch
 import torch.nn.functional as F
 from torch import Tensor
+from .kahan import compiling
 from .low_precision import ulp
 
 # %% ../nbs/03a_codecs.ipynb #98798630
@@ -69,6 +70,13 @@ def decode_signed(codes: Tensor, # int8 codes from `encode_signed`
     return from_blocks(q.div_(q.abs().neg_().add_(2 * levels)).mul_(scales[:, None]), like)
 
 # %% ../nbs/03a_codecs.ipynb #ca83d57c
+def nonnegative_roots_(x: Tensor, # fp32 non-negative values, overwritten: a fresh copy
+                      ) -> Tensor: # `x`, now √x, and 0 where x was negative (NaN stays NaN)
+    "√x written into `x`, 0 where x < 0; compiled, a root the step takes of v too is computed once"
+    if not compiling(): return x.clamp_min_(0).sqrt_()  # eagerly: one pass over x fewer
+    negative = x < 0  # in a fused kernel, √max(v, 0) and the step's √v are two roots; √v masked afterwards is one
+    return x.sqrt_().masked_fill_(negative, 0)
+
 def nonnegative_codes_(roots: Tensor, # fp32 square roots √x, overwritten: a fresh copy
                        scales: Tensor, # each root's block scale, broadcasting over `roots`
                        levels: int, # the largest code: 255 for 8 bits
@@ -82,7 +90,7 @@ def encode_nonnegative(x: Tensor, # non-negative values, any shape
                        block_size: int = BLOCK_SIZE, # elements per block
                       ) -> tuple[Tensor, Tensor]: # uint8 codes (1-D, whole blocks) and fp32 block scales
     "Non-negative `x` as uint8 codes round(255·φ(√x/s)) (`levels`: 255), s each block's max √x; only 0 has code 0"
-    roots = as_blocks(x, block_size).clamp_min_(0).sqrt_()
+    roots = nonnegative_roots_(as_blocks(x, block_size))
     scales = roots.amax(dim=1)
     return nonnegative_codes_(roots, scales[:, None], levels).to(torch.uint8).view(-1), scales
 

@@ -1,6 +1,6 @@
 """The GPU code of `compiled=True`, checked on a machine without a GPU.
 
-    python3 tools/triton_check.py [--optimizers AdamW Lion ...] [--precisions fp32 bf16+kahan ...] [--targets 75 80 90] [--whole-blocks] [-v]
+    python3 tools/triton_check.py [--optimizers AdamW Lion ...] [--precisions fp32 bf16+kahan ...] [--targets 75 80 90] [--whole-blocks] [--instructions] [-v]
 
 For every optimizer that optimi_nb exports (the BaseOptimizer subclasses in `optimi_nb.__all__`, found automatically, but
 SOAP, which refuses `compiled=True`) in
@@ -40,6 +40,10 @@ each other, and each weight of a Muon matrix may differ by lr·ratio times the d
 adds those outputs with their rows normalized (Ô): its weights may differ by lr·ratio times Ô's difference, and each row's
 second moment by (1-β2) times the difference of the two runs' mean squares of the row, summed over the steps.
 
+With --instructions, each row is followed by its kernels' SASS instructions per element for the newest target, the fewest
+over the launch settings a GPU run's tuner tries (tools/kernel_instructions.py): what decides a step whose arithmetic,
+not its bytes, bounds it on a GPU.
+
 Each row also counts the fp32 buffers, as large as a state stored in 8- or 4-bit blocks, that the compiled graphs allocate
 between their kernels (parsed from Inductor's wrapper code): the check that decode -> update -> encode fused, with no fp32
 copy of a state written to memory. It is reported, not held to a bound.
@@ -68,6 +72,7 @@ if not WORKER:
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # triton 3.9's default, stated so that it does not warn
 sys.path.insert(0, str(ROOT))
 from device_checks import unknown_device_checks  # tools/, beside this file
+import kernel_instructions
 
 if importlib.util.find_spec("triton") is None:
     print(f"triton_check: installing triton=={PINNED['triton']}", flush=True)
@@ -226,36 +231,62 @@ def cuda_properties(cc: int) -> str:
     return (f"DeviceProperties(type='cuda', index=0, cc={cc}, major={cc // 10}, max_threads_per_block=1024, warp_size=32, "
             + ", ".join(f"{k}={v}" for k, v in GPU_PROPERTIES[cc].items()) + ")")
 
-def compile_kernel(path: str, name: str, cc: int) -> tuple[int, int, str | None]:
-    "(configurations compiled, configurations, first error or None) for the kernel `name` in Inductor's module `path`, on sm_`cc`"
+def load_for_gpu(path: str, name: str, cc: int, numel: int | None = None):
+    """The kernel `name` of Inductor's module `path` as Inductor writes it for sm_`cc`, and its module's source; `numel`:
+    its elements (xnumel) set to that many, as in a large tensor's kernel"""
     source = Path(path).read_text()
     cpu = re.search(r"DeviceProperties\(type='cpu'[^)]*\)", source)
-    if cpu is None: return 0, 0, "the kernel module has no CPU device properties to replace (has Inductor changed?)"
+    if cpu is None: raise RuntimeError("the kernel module has no CPU device properties to replace (has Inductor changed?)")
     source = source.replace(cpu.group(0), cuda_properties(cc)).replace("triton_helpers.set_driver_to_cpu()", "")
+    if numel: source = re.sub(r"\bxnumel = \d+\n", f"xnumel = {numel}\n", source)
     namespace = {"__file__": path, "__name__": f"triton_check_{name}_{cc}"}
+    exec(compile(source, path, "exec"), namespace)
+    return namespace[name], source
+
+def compile_config(kernel, config, cc: int):
+    "The compiled kernel (a cubin and its assembly) of one launch configuration of the loaded Inductor `kernel`, for sm_`cc`"
+    meta = kernel._create_compile_meta(config)
+    options = kernel._create_compile_options(config, meta)
+    return triton.compile(ASTSource(kernel.fn, meta["signature"], meta["constants"], meta["configs"][0]),
+                          target=GPUTarget("cuda", cc, 32), options=options)
+
+def compile_kernel(path: str, name: str, cc: int) -> tuple[int, int, str | None]:
+    "(configurations compiled, configurations, first error or None) for the kernel `name` in Inductor's module `path`, on sm_`cc`"
     compiled = total = 0
     try:
-        exec(compile(source, path, "exec"), namespace)
-        kernel = namespace[name]
+        kernel, _ = load_for_gpu(path, name, cc)
         total = len(kernel.configs)
         for cfg in kernel.configs:
-            meta = kernel._create_compile_meta(cfg)
-            options = kernel._create_compile_options(cfg, meta)
-            binary = triton.compile(ASTSource(kernel.fn, meta["signature"], meta["constants"], meta["configs"][0]),
-                                    target=GPUTarget("cuda", cc, 32), options=options)
-            if not binary.asm.get("cubin"): return compiled, total, "no cubin produced"
+            if not compile_config(kernel, cfg, cc).asm.get("cubin"): return compiled, total, "no cubin produced"
             compiled += 1
         return compiled, total, None
     except Exception as error:
         return compiled, total, f"{type(error).__name__}: {' '.join(str(error).split())[:400]}"
 
+def instructions_per_element(path: str, name: str, cc: int) -> list | str | None:
+    """[instructions per element, launch setting]: the fewest over tools/kernel_instructions.py's settings, on sm_`cc`;
+    None for a kernel it does not count; the error's message if compiling failed"""
+    from triton.tools.disasm import get_sass
+    try:
+        kernel, source = load_for_gpu(path, name, cc, numel=2**20)  # a large tensor's kernel: 2^20 rows or elements
+        fewest = kernel_instructions.fewest_per_element(
+            kernel, name, source, lambda config: get_sass(compile_config(kernel, config, cc).asm["cubin"]))
+    except Exception as error:
+        return f"{type(error).__name__}: {' '.join(str(error).split())[:200]}"
+    return list(fewest) if fewest else None
+
 def compile_worker() -> None:
-    "Answer each request line {kernels: [[path, name], ...], targets: [cc, ...]} with one line of results"
+    """Answer each request line with one line of results: {kernels: [[path, name], ...], targets: [cc, ...]}, compile them;
+    {instructions: [[path, name], ...], target: cc}, count their instructions per element"""
     driver.set_active(InterpreterDriver())
     for line in sys.stdin:
         request = json.loads(line)
         start = time.process_time()
-        results = [[path, name, cc, *compile_kernel(path, name, cc)] for path, name in request["kernels"] for cc in request["targets"]]
+        if "instructions" in request:
+            results = [[path, name, instructions_per_element(path, name, request["target"])]
+                       for path, name in request["instructions"]]
+        else:
+            results = [[path, name, cc, *compile_kernel(path, name, cc)] for path, name in request["kernels"] for cc in request["targets"]]
         print(WORKER_MARK + json.dumps({"results": results, "cpu": time.process_time() - start}), flush=True)
 
 WORKER_MARK = "triton_check_worker: "
@@ -268,7 +299,12 @@ class CompileWorker:
                                         text=True, env=env)
         self.cpu = 0.0  # CPU seconds the worker spent compiling
     def compile(self, kernels: list, targets: list[int]) -> list:
-        self.process.stdin.write(json.dumps({"kernels": kernels, "targets": targets}) + "\n"); self.process.stdin.flush()
+        return self.ask({"kernels": kernels, "targets": targets})
+    def instructions(self, kernels: list, target: int) -> list:
+        "[path, name, [instructions per element, launch setting] or None] for each kernel, on sm_`target`"
+        return self.ask({"instructions": kernels, "target": target})
+    def ask(self, request: dict) -> list:
+        self.process.stdin.write(json.dumps(request) + "\n"); self.process.stdin.flush()
         for line in self.process.stdout:
             if line.startswith(WORKER_MARK):
                 answer = json.loads(line[len(WORKER_MARK):])
@@ -619,6 +655,8 @@ def main() -> int:
     parser.add_argument("--any-version", action="store_true", help="run on other torch/triton versions than the pinned ones")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every error's traceback and where the kernels' sources are")
     parser.add_argument("--whole-blocks", action="store_true", help="a first matrix of 64 × 64 (16 whole blocks) instead of 70 × 64")
+    parser.add_argument("--instructions", action="store_true", help="count each kernel's SASS instructions per element for "
+                        "the newest target, the fewest over launch settings (tools/kernel_instructions.py)")
     args = parser.parse_args()
     global INPUTS
     if args.whole_blocks: INPUTS = 64
@@ -682,6 +720,11 @@ def main() -> int:
                   + f"  {'ok' if good else 'FAILED'} ({time.time() - case_start:.0f} s, "
                   f"CPU {time.process_time() - case_cpu + worker.cpu - worker_cpu:.0f} s)", flush=True)
             for note in result["notes"]: print(f"    {note}")
+            if args.instructions:
+                for _, kernel, fewest in worker.instructions(result["kernels"], max(args.targets)):
+                    counted = (f"{fewest[0]:.1f} ({fewest[1]})" if isinstance(fewest, list) else fewest
+                               or "not counted (a combo, looped or 2-D kernel)")
+                    print(f"    sm_{max(args.targets)} instructions per element: {counted}  {kernel[:60]}")
             if args.verbose:
                 for path, kernel in result["kernels"]: print(f"    {kernel}: {path}")
                 for path in result["wrappers"]: print(f"    wrapper: {path}")

@@ -70,7 +70,7 @@ def decode_signed(codes: Tensor, # int8 codes from `encode_signed`
     return from_blocks(q.div_(q.abs().neg_().add_(2 * levels)).mul_(scales[:, None]), like)
 
 # %% ../nbs/03a_codecs.ipynb #ca83d57c
-def nonnegative_roots_(x: Tensor, # fp32 non-negative values, overwritten: a fresh copy
+def nonnegative_roots_(x: Tensor, # fp32 values (never negative in a step), overwritten: a fresh copy
                       ) -> Tensor: # `x`, now √x, and 0 where x was negative (NaN stays NaN)
     "√x written into `x`, 0 where x < 0; compiled, a root the step takes of v too is computed once"
     if not compiling(): return x.clamp_min_(0).sqrt_()  # eagerly: one pass over x fewer

@@ -1,4 +1,4 @@
-"""The compiled int8 AdamW step on a GPU with cheaper arithmetic, tried before it is written into the library.
+"""The compiled int8 and int4 AdamW steps on a GPU with cheaper arithmetic, tried before it is written into the library.
 
 The coded steps are bound by the instructions their kernels issue, not by their bytes (the Speed chapter, *Bound by
 instructions*; `tools/triton_check.py --instructions` counts them on a CPU). Two exact changes that count fewer:
@@ -7,21 +7,27 @@ instructions*; `tools/triton_check.py --instructions` counts them on a CPU). Two
 - `table`: the 8-bit decoders read each code's value from a table of the 256 (computed once with the same fp32
   division), where they divide (161 -> 149): a load from the L1 cache for two divisions, which only a GPU can time;
 - `both` (161 -> 144: a bound of 0.68 of the floor, where 161 bounds it at 0.61).
-Each trial, and `baseline`, runs in a process of its own, as `benchmarks/kernel_tuning.py` measures a setting (its
-`measure`: 8 bf16 matrices of 8192², int8 states and the int8 residual, launch settings tuned, steps not recorded as CUDA
+The 4-bit step takes two kernels, the second computing the update again to encode the states (243 instructions per
+parameter: a bound of 0.34). `int4-realized` has Inductor store each value read by two kernels (its
+`realize_reads_threshold` at 1): the updated moments, in bf16, go through memory between a kernel for the weights and one
+per state's encoder (210 instructions, and 8 bytes per parameter more: bounds of 0.39 by instructions, 0.55 by bytes);
+`int4` is its baseline.
+Each trial runs in a process of its own, as `benchmarks/kernel_tuning.py` measures a setting (its `measure`: 8 bf16
+matrices of 8192², the states in 8 or 4 bits and the int8 residual, launch settings tuned, steps not recorded as CUDA
 graphs, timed beside an fp32 copy for the floor), every update through torch.compile (a table is a tensor the direct
 calls' tracing refuses). `--record` stores the figures in nbs/measured.json, section `arithmetic_trials_cuda`. GPU only.
 
-    python3 benchmarks/arithmetic_trials.py [--rounds 15] [--trials baseline reciprocal table both] [--record]
+    python3 benchmarks/arithmetic_trials.py [--rounds 15] [--trials baseline reciprocal ... int4-realized] [--record]
     python3 benchmarks/arithmetic_trials.py --check   # on a CPU: each trial computes what the library does, bit for bit
-    python3 benchmarks/arithmetic_trials.py --count TRIAL   # on a CPU: its kernel's sm_90 instructions per parameter
+    python3 benchmarks/arithmetic_trials.py --count TRIAL   # on a CPU: its kernels' sm_90 instructions per parameter
 """
 import argparse, json, subprocess, sys
 from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
-TRIALS = ("baseline", "reciprocal", "table", "both")
+TRIALS = {"baseline": "int8", "reciprocal": "int8", "table": "int8", "both": "int8", "int4": "int4",
+          "int4-realized": "int4"}  # each trial's storage
 
 def reciprocal_residual() -> None:
     "The int8 residual encoded by a product with the weight's reciprocal spacing (bf16 weights), not by a division"
@@ -48,6 +54,17 @@ def table_decoders(device: str) -> None:
         return codecs.from_blocks((nonnegative[codes.view(-1, block_size).long()] * scales[:, None]).square_(), like)
     codecs.decode_signed, codecs.decode_nonnegative = decode_signed, decode_nonnegative
 
+def realized_values() -> None:
+    "Inductor stores a value that two kernels read, where it would compute it again in each (4-bit states' moments)"
+    import torch._inductor.config
+    torch._inductor.config.realize_reads_threshold = 1
+
+def apply(trial: str, device: str) -> None:
+    "Make the compiled updates traced from here on use `trial`'s arithmetic"
+    if trial in ("reciprocal", "both"): reciprocal_residual()
+    if trial in ("table", "both"): table_decoders(device)
+    if trial == "int4-realized": realized_values()
+
 def check() -> None:
     "On the CPU: each trial's codes and values equal the library's, on weights, compensations and codes of every kind"
     import optimi_nb.codecs as codecs
@@ -68,23 +85,21 @@ def check() -> None:
     print("arithmetic_trials: the trials' codes and values equal the library's")
 
 def count(trial: str) -> int:
-    "On the CPU: `tools/triton_check.py --instructions` for the int8 AdamW step of a 64 × 64 matrix, with `trial`'s arithmetic"
-    sys.argv = ["triton_check.py", "--optimizers", "AdamW", "--precisions", "bf16+int8", "--targets", "90", "--whole-blocks",
-                "--instructions"]
+    "On the CPU: `tools/triton_check.py --instructions` for the AdamW step of a 64 × 64 matrix, with `trial`'s arithmetic"
+    sys.argv = ["triton_check.py", "--optimizers", "AdamW", "--precisions", f"bf16+{TRIALS[trial]}", "--targets", "90",
+                "--whole-blocks", "--instructions"]
     sys.path.insert(0, str(ROOT / "tools"))
     import triton_check  # first: it tells triton to interpret before anything imports it
-    if trial in ("reciprocal", "both"): reciprocal_residual()
-    if trial in ("table", "both"): table_decoders("cpu")
+    apply(trial, "cpu")
     return triton_check.main()
 
 def run_trial(trial: str, rounds: int) -> dict:
-    "`kernel_tuning.measure` of the int8 step, tuned, in this process with `trial`'s arithmetic"
+    "`kernel_tuning.measure` of `trial`'s step, tuned, in this process with its arithmetic"
     sys.path.insert(0, str(ROOT)); sys.path.insert(0, str(ROOT / "benchmarks"))
     import kernel_tuning, optimi_nb.compiled_call as calls
     calls.CompiledCalls.direct_calls = False
-    if trial in ("reciprocal", "both"): reciprocal_residual()
-    if trial in ("table", "both"): table_decoders("cuda")
-    return kernel_tuning.measure("int8", "tuned", rounds)
+    apply(trial, "cuda")
+    return kernel_tuning.measure(TRIALS[trial], "tuned", rounds)
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -106,7 +121,7 @@ def main():
         print(run.stderr[-2000:], file=sys.stderr)
         why = (run.stderr.strip().splitlines() or [f"exit status {run.returncode}"])[-1][:200]
         rows[trial] = json.loads(run.stdout.strip().splitlines()[-1]) if run.returncode == 0 else dict(error=why)
-        print("int8 states + int8 residual ·", trial, rows[trial], flush=True)
+        print(f"{TRIALS[trial]} states + int8 residual ·", trial, rows[trial], flush=True)
     if args.record:
         path = ROOT / "nbs" / "measured.json"
         measured = json.loads(path.read_text())

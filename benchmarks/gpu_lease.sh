@@ -4,7 +4,7 @@
 # time, and each stopped at what is left of the budget:
 #   tests     the GPU cells of Compiled calls and Step graphs, their outputs stored (tools/store_cuda_outputs.py)
 #   bandwidth one AdamW step of 8 x 8192^2 in every storage against its floor (benchmarks/gpu_step.py --record)
-#   arith     the int8 step with cheaper arithmetic, exact, tried side by side (benchmarks/arithmetic_trials.py --record)
+#   arith     the int8 and int4 steps with cheaper arithmetic, tried side by side (benchmarks/arithmetic_trials.py --record)
 #   memory    the memory lab's GPU peaks in every storage, with and without release, eager and compiled (chapter 30)
 #   tuning    the bf16 + Kahan and int8 steps under three sets of launch settings (benchmarks/kernel_tuning.py --record)
 #   gpt2      one AdamW step of GPT-2 small's 148 tensors, every row (--record)
@@ -38,7 +38,7 @@ for name in "${ASKED[@]}"; do  # in the order asked
   case $name in
     tests)     step tests 200 python3 tools/store_cuda_outputs.py nbs/04e_compiled_call.ipynb nbs/04d_step_graph.ipynb ;;
     bandwidth) step bandwidth 90 "${GPU_STEP[@]}" --tables bandwidth ;;
-    arith)     step arith 150 python3 benchmarks/arithmetic_trials.py --record ;;
+    arith)     step arith 220 python3 benchmarks/arithmetic_trials.py --record ;;
     memory)    step memory 120 python3 tools/store_cuda_outputs.py nbs/30_memory.ipynb ;;
     tuning)    step tuning 150 python3 benchmarks/kernel_tuning.py --record ;;
     gpt2)      step gpt2 260 "${GPU_STEP[@]}" --tables gpt2 ;;

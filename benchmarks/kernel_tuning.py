@@ -21,8 +21,9 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 SETTINGS = {"default": "Inductor's default launch settings", "tuned": "coordinate descent tuning",
             "foreach": "coordinate descent tuning, foreach kernels autotuned"}
-INT8 = dict(state_precision="int8", kahan_precision="int8")
-STORAGES = {"bf16+kahan": ("bf16 + Kahan", {}, 18), "int8": ("int8 states + int8 residual", INT8, 12)}
+INT8, INT4 = (dict(state_precision=bits, kahan_precision="int8") for bits in ("int8", "int4"))
+STORAGES = {"bf16+kahan": ("bf16 + Kahan", {}, 18), "int8": ("int8 states + int8 residual", INT8, 12),
+            "int4": ("int4 states + int8 residual", INT4, 10)}  # int4: measured by benchmarks/arithmetic_trials.py
 
 def set_options(setting: str):
     "Compiled updates made from here on with `setting`'s Inductor options"
@@ -66,7 +67,7 @@ def measure(storage: str, setting: str, rounds: int) -> dict:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--storages", nargs="*", choices=list(STORAGES), default=list(STORAGES))
+    parser.add_argument("--storages", nargs="*", choices=list(STORAGES), default=["bf16+kahan", "int8"])
     parser.add_argument("--record", action="store_true", help="store the figures in measured.json")
     parser.add_argument("--run", nargs=2, help=argparse.SUPPRESS)  # one process's storage and setting
     args = parser.parse_args()

@@ -226,8 +226,9 @@ class SGDScheduleFree(ScheduleFree):
                  r: float = 0.0, # polynomial weighting t^r of the average
                  weight_lr_power: float = 2.0, # p: step t weighs γ_max^p in the average
                  **kwargs) -> None:
+        # L2 decay at y, and z - y unquantized: other values are refused by `validate`, naming them
         super().__init__(params, lr, momentum=momentum, warmup_steps=warmup_steps, r=r, weight_lr_power=weight_lr_power,
-                         decouple_wd=False, state_precision=None, **kwargs)  # L2 decay at y; z - y stays unquantized
+                         **{"decouple_wd": False, "state_precision": None} | kwargs)
 
     def beta(self,
              group: dict, # a param group
@@ -235,9 +236,16 @@ class SGDScheduleFree(ScheduleFree):
         return group["momentum"]
 
     def validate(self, group: dict) -> None:
-        "The shared checks, and 0 < momentum < 1 (the switch to x divides by it)"
+        "The shared checks, 0 < momentum < 1 (the switch to x divides by it), L2 decay and an unquantized z - y"
         super().validate(group)
         check_range("momentum", group["momentum"], 0.0, 1.0, low_open=True, high_open=True)
+        if group["decouple_wd"]:
+            raise ValueError("decouple_wd=True: SGDScheduleFree decays by L2 at y, as the reference does; "
+                             "decoupled decay is not supported")
+        if group["state_precision"] is not None:
+            raise ValueError(f"state_precision={group['state_precision']!r}: SGDScheduleFree's one state, z - y, is "
+                             "kept in the weights' dtype (an 8- or 4-bit error in it would enter x directly); "
+                             "kahan_precision='int8' applies")
 
     def step_scalars(self,
                      group: dict, # the param group

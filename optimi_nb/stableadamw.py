@@ -6,6 +6,7 @@
 __all__ = ['rms_lr_scale', 'stableadamw_update', 'StableAdamW']
 
 # %% ../nbs/17_stableadamw.ipynb #0e967e80
+import torch
 from .adam import add_adam_step_, update_moments_
 from .adamw import AdamW
 from .foreach import Tensors, addcmul_
@@ -15,10 +16,13 @@ from .weight_decay import decay_fraction
 def rms_lr_scale(grad: Tensors, # gradients
                  exp_avg_sq: Tensors, # v, already updated with this gradient
                  eps: float, # ε; the ratio's floor is ε²
+                 overwrite: bool = False, # square fp32 `grad` in place (the update's gradient is scratch by then)
                 ) -> Tensors: # the lr's factor 1/max(1, RMS): a 0-dim fp32 tensor per gradient tensor
     "1/max(1, RMS) per tensor, RMS = √mean(g²/max(v, ε²)), in fp32, as a 0-dim tensor (a list of them for a list)"
-    if isinstance(grad, list): return [rms_lr_scale(g, v, eps) for g, v in zip(grad, exp_avg_sq)]
-    ratio = grad.float().square().div_(exp_avg_sq.float().clamp_min(eps**2))
+    if isinstance(grad, list): return [rms_lr_scale(g, v, eps, overwrite) for g, v in zip(grad, exp_avg_sq)]
+    in_place = overwrite and grad.dtype == torch.float32
+    ratio = (grad if in_place else grad.to(torch.float32, copy=True)).square_()
+    ratio.div_(exp_avg_sq.to(torch.float32, copy=True).clamp_min_(eps**2))  # the one temporary where in place
     # not mean(): DTensor's averages the shards' means up to torch 2.9, wrong for uneven shards (pytorch#162692);
     # sum() is exact
     return ratio.sum().div(ratio.numel()).sqrt().clamp_min(1.0).reciprocal()
@@ -39,7 +43,7 @@ def stableadamw_update(param: Tensors, # weights
     "StableAdamW: Adam's moments, then decay and step with the lr divided by max(1, RMS) per tensor"
     update_moments_(grad, exp_avg, exp_avg_sq, beta1, beta2)
     if target is None: return
-    scale = rms_lr_scale(grad, exp_avg_sq, eps)
+    scale = rms_lr_scale(grad, exp_avg_sq, eps, overwrite=True)
     if decay is not None: addcmul_(target, param, scale, value=-decay)  # θ ← θ - (γλ/max(1, RMS))·θ
     add_adam_step_(target, exp_avg, exp_avg_sq, grad, lr, eps, scale)
 

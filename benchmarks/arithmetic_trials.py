@@ -9,9 +9,9 @@ instructions*; `tools/triton_check.py --instructions` counts them on a CPU). Two
 - `both` (161 -> 144: a bound of 0.68 of the floor, where 161 bounds it at 0.61).
 The 4-bit step takes two kernels, the second computing the update again to encode the states (243 instructions per
 parameter: a bound of 0.34). `int4-realized` has Inductor store each value read by two kernels (its
-`realize_reads_threshold` at 1): the updated moments, in bf16, go through memory between a kernel for the weights and one
-per state's encoder (210 instructions, and 8 bytes per parameter more: bounds of 0.39 by instructions, 0.55 by bytes);
-`int4` is its baseline.
+`realize_reads_threshold` at 1): the updated moments, in bf16, go through memory between a kernel for the weights
+and one per state's encoder (210 instructions, and 8 bytes per parameter more: bounds of 0.39 by instructions, 0.55 by
+bytes); `int4` is its baseline.
 Each trial runs in a process of its own, as `benchmarks/kernel_tuning.py` measures a setting (its `measure`: 8 bf16
 matrices of 8192², the states in 8 or 4 bits and the int8 residual, launch settings tuned, steps not recorded as CUDA
 graphs, timed beside an fp32 copy for the floor), every update through torch.compile (a table is a tensor the direct
@@ -81,11 +81,12 @@ def check() -> None:
     like = torch.empty(1 << 16, dtype=torch.bfloat16)
     assert torch.equal(codecs.decode_signed(codes, scales, like), signed(codes, scales, like)), "signed table differs"
     codes = codes.view(torch.uint8)
-    assert torch.equal(codecs.decode_nonnegative(codes, scales, like), nonnegative(codes, scales, like)), "table differs"
+    decoded = codecs.decode_nonnegative(codes, scales, like)
+    assert torch.equal(decoded, nonnegative(codes, scales, like)), "the non-negative table differs"
     print("arithmetic_trials: the trials' codes and values equal the library's")
 
 def count(trial: str) -> int:
-    "On the CPU: `tools/triton_check.py --instructions` for the AdamW step of a 64 × 64 matrix, with `trial`'s arithmetic"
+    "On the CPU: `tools/triton_check.py --instructions` for AdamW on a 64 × 64 matrix, with `trial`'s arithmetic"
     sys.argv = ["triton_check.py", "--optimizers", "AdamW", "--precisions", f"bf16+{TRIALS[trial]}", "--targets", "90",
                 "--whole-blocks", "--instructions"]
     sys.path.insert(0, str(ROOT / "tools"))
@@ -107,12 +108,13 @@ def main():
     parser.add_argument("--trials", nargs="*", choices=TRIALS, default=list(TRIALS))
     parser.add_argument("--record", action="store_true", help="store the figures in measured.json")
     parser.add_argument("--check", action="store_true", help="on the CPU: the trials compute what the library does")
-    parser.add_argument("--count", choices=TRIALS, help="on the CPU: count the trial's sm_90 instructions per parameter")
+    parser.add_argument("--count", choices=TRIALS, help="on the CPU: the trial's sm_90 instructions per parameter")
     parser.add_argument("--run", help=argparse.SUPPRESS)  # one process's trial
     args = parser.parse_args()
     if args.check: sys.path.insert(0, str(ROOT)); check(); return
     if args.count: sys.exit(count(args.count))
-    if not torch.cuda.is_available(): sys.exit(f"arithmetic_trials: torch {torch.__version__} sees no CUDA GPU; none run")
+    if not torch.cuda.is_available():
+        sys.exit(f"arithmetic_trials: torch {torch.__version__} sees no CUDA GPU; none run")
     if args.run: print(json.dumps(run_trial(args.run, args.rounds))); return
     rows = {}
     for trial in args.trials:

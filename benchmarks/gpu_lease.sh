@@ -4,7 +4,7 @@
 # time, and each stopped at what is left of the budget:
 #   tests     the GPU cells of Compiled calls and Step graphs, their outputs stored (tools/store_cuda_outputs.py)
 #   bandwidth one AdamW step of 8 x 8192^2 in every storage against its floor (benchmarks/gpu_step.py --record)
-#   arith     the int8 and int4 steps with cheaper arithmetic, tried side by side (benchmarks/arithmetic_trials.py --record)
+#   arith     the int8 and int4 steps with cheaper arithmetic, side by side (benchmarks/arithmetic_trials.py --record)
 #   hand      the int4 step as one kernel written by hand, a trial (benchmarks/int4_kernel_trial.py --time --record)
 #   memory    the memory lab's GPU peaks in every storage, with and without release, eager and compiled (chapter 30)
 #   tuning    the bf16 + Kahan and int8 steps under three sets of launch settings (benchmarks/kernel_tuning.py --record)
@@ -12,10 +12,11 @@
 #   train     the training step with and without gradient release (--record; leftover.txt names what stays allocated)
 #   check     every element-wise optimizer and storage on the GPU against the CPU (--record)
 #   pairs     int4 states encoded by byte pairs against in order, 8 x 8192^2 (benchmarks/pairs_4bit.py --record)
-# Figures go to nbs/measured.json (sections kernel_tuning_cuda, gpu_step, arithmetic_trials_cuda, int4_kernel_trial_cuda and pairs_4bit_cuda); the log, the three notebooks,
+# Figures go to nbs/measured.json (sections kernel_tuning_cuda, gpu_step, arithmetic_trials_cuda,
+# int4_kernel_trial_cuda and pairs_4bit_cuda); the log, the three notebooks,
 # measured.json and leftover.txt are copied into OUT (six files: a device call brings back at most eight).
 #   here:            bash benchmarks/gpu_peers.sh .peers
-#   on the machine:  bash benchmarks/gpu_lease.sh OUT [BUDGET_SECONDS=560] [STEPS=tests,bandwidth,arith,...: default all ten, in this order]
+#   on the machine:  bash benchmarks/gpu_lease.sh OUT [BUDGET_SECONDS=560] [STEPS=tests,bandwidth,...: all ten, in order]
 # With the device tool: run(command="bash benchmarks/gpu_lease.sh $OUT", carry=[".peers"], timeout_s=590).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -47,7 +48,7 @@ for name in "${ASKED[@]}"; do  # in the order asked
     train)     step train 200 "${GPU_STEP[@]}" --tables train ;;
     check)     step check 240 "${GPU_STEP[@]}" --tables check ;;
     pairs)     step pairs 150 python3 benchmarks/pairs_4bit.py --device cuda --rounds 1 --steps 10 --shape 8192 8192 --tensors 8 --record ;;
-    *)         echo "== $name: no such step (tests, bandwidth, arith, hand, memory, tuning, gpt2, train, check, pairs)" ;;
+    *)         echo "== $name: no such step (tests bandwidth arith hand memory tuning gpt2 train check pairs)" ;;
   esac
 done
 cp nbs/04e_compiled_call.ipynb nbs/04d_step_graph.ipynb nbs/30_memory.ipynb nbs/measured.json "$OUT/"

@@ -1,8 +1,8 @@
 """How few instructions a single kernel for the int4 AdamW step would issue: a trial written by hand, not the library's.
 
 The compiled int4 step takes two Inductor kernels, 243 sm_90 instructions per parameter (the Speed chapter, *Bound by
-instructions*), which bounds it at 0.34 of the bytes-over-bandwidth floor on an H100 or H200. This Triton kernel does the
-same step in one pass, each value computed once: per block of 128 weights it loads the weights, gradients and int8
+instructions*), which bounds it at 0.34 of the bytes-over-bandwidth floor on an H100 or H200. This Triton kernel does
+the same step in one pass, each value computed once: per block of 128 weights it loads the weights, gradients and int8
 residual, unpacks the two states' 4-bit codes, decodes them, updates the moments, decays and steps into the
 compensation, commits it to the bf16 weights, encodes the residual and the states (each block's new scale a reduction in
 registers) and packs the codes again. It follows the library's formulas (chapter Codecs, and `update_core` for AdamW
@@ -10,10 +10,10 @@ with the int8 residual) but not its roundings of every intermediate to bf16, so 
 reach, not a replacement: issue #40 allows a kernel written by hand only where a chapter derives it and a test holds
 it bit for bit against `update_core`.
 
-    python3 benchmarks/int4_kernel_trial.py --count   # sm_90 SASS instructions per parameter, fewest over launch settings,
-                                                      # with each kind of division
-
-    python3 benchmarks/int4_kernel_trial.py --check   # in Triton's interpreter: 5 steps against optimi_nb's eager step
+    python3 benchmarks/int4_kernel_trial.py --count   # sm_90 SASS instructions per parameter, with each kind of
+                                                      # division, the fewest over launch settings
+    python3 benchmarks/int4_kernel_trial.py --check   # in Triton's interpreter: 5 steps, each against optimi_nb's
+                                                      # eager step from the same weights and states
     python3 benchmarks/int4_kernel_trial.py --time [--rounds 15] [--record]   # on a GPU: of the floor, 8 x 8192^2
 """
 import argparse, os, sys
@@ -27,9 +27,10 @@ import triton.language as tl
 from triton.language.extra import libdevice
 
 BLOCK = 128  # weights per block of 4-bit codes: 64 bytes of codes and one fp32 scale per state
-TINY = torch.finfo(torch.float32).tiny
 
-DIVISIONS = {"full": 0, "ieee": 1, "approx": 2}  # Triton's `/` (div.full, within 2 ulp, as Inductor writes it), IEEE, approximate
+# Triton's `/` (div.full, within 2 ulp, as Inductor writes it), IEEE, approximate
+DIVISIONS = {"full": 0, "ieee": 1, "approx": 2}
+TINY = tl.constexpr(1.1754943508222875e-38)  # fp32's smallest normal: the divisor of an all-zero block (as the codecs')
 
 @triton.jit
 def divide(a, b, DIVISION: tl.constexpr):
@@ -74,12 +75,13 @@ def adamw_int4_step(theta_ptr, grad_ptr, residual_ptr, m_codes_ptr, m_scales_ptr
     new_theta = total.to(tl.bfloat16)
     k = total - new_theta.to(tl.float32)
     # encode: the residual, then each state's new block scale and codes
-    new_rho = tl.minimum(tl.maximum(libdevice.rint(divide(254.0 * k, ulp_bf16(new_theta.to(tl.float32)), DIVISION)), -127.0), 127.0)
+    scaled = libdevice.rint(divide(254.0 * k, ulp_bf16(new_theta.to(tl.float32)), DIVISION))
+    new_rho = tl.minimum(tl.maximum(scaled, -127.0), 127.0)
     m_max = tl.max(tl.abs(m), axis=1)
-    m_codes = libdevice.rint(divide(14.0 * m, tl.abs(m) + tl.maximum(m_max, 1.1754943508222875e-38)[:, None], DIVISION)) + 8.0
+    m_codes = libdevice.rint(divide(14.0 * m, tl.abs(m) + tl.maximum(m_max, TINY)[:, None], DIVISION)) + 8.0
     root = tl.sqrt(tl.maximum(v, 0.0))
     v_max = tl.max(root, axis=1)
-    v_codes = libdevice.rint(divide(30.0 * root, root + tl.maximum(v_max, 1.1754943508222875e-38)[:, None], DIVISION))
+    v_codes = libdevice.rint(divide(30.0 * root, root + tl.maximum(v_max, TINY)[:, None], DIVISION))
     v_codes = tl.where(root > 0, tl.maximum(v_codes, 1.0), 0.0)
     m_low, m_high = tl.split(tl.reshape(m_codes.to(tl.uint8), (XB, 64, 2)))
     v_low, v_high = tl.split(tl.reshape(v_codes.to(tl.uint8), (XB, 64, 2)))
@@ -90,13 +92,14 @@ def adamw_int4_step(theta_ptr, grad_ptr, residual_ptr, m_codes_ptr, m_scales_ptr
     tl.store(m_scales_ptr + row, m_max, mask=row < blocks)
     tl.store(v_scales_ptr + row, v_max, mask=row < blocks)
 
-SIGNATURE = {"theta_ptr": "*bf16", "grad_ptr": "*bf16", "residual_ptr": "*i8", "m_codes_ptr": "*i8", "m_scales_ptr": "*fp32",
-             "v_codes_ptr": "*u8", "v_scales_ptr": "*fp32", "lr": "fp32", "beta1": "fp32", "beta2": "fp32", "eps": "fp32",
+SIGNATURE = {"theta_ptr": "*bf16", "grad_ptr": "*bf16", "residual_ptr": "*i8", "m_codes_ptr": "*i8",
+             "m_scales_ptr": "*fp32", "v_codes_ptr": "*u8", "v_scales_ptr": "*fp32", "lr": "fp32", "beta1": "fp32",
+             "beta2": "fp32", "eps": "fp32",
              "decay": "fp32", "blocks": "i32", "XB": "constexpr", "DIVISION": "constexpr"}
 
 def count() -> None:
     "Compile the kernel for sm_90 at each XB and num_warps and print its fewest SASS instructions per parameter"
-    sys.argv = [sys.argv[0], "--compile-worker"]  # triton_check as its compile worker: no interpreter, a stand-in driver
+    sys.argv = [sys.argv[0], "--compile-worker"]  # triton_check as its worker: no interpreter, a stand-in driver
     sys.path.insert(0, str(ROOT / "tools"))
     import kernel_instructions, triton_check
     from triton.backends.compiler import GPUTarget
@@ -134,25 +137,29 @@ def check(steps: int = 5) -> None:
     exact = lambda w, r: w.double() + r.double() * ulp(w).double() / 254  # θ + k, from the weights and the residual
     same = lambda a, b: (a.view(torch.uint8) == b.view(torch.uint8)).float().mean().item()
     blocks = ours.numel() // BLOCK
-    theta, residual = ours.detach().clone().view(-1), torch.zeros(ours.numel(), dtype=torch.int8)  # as a first step finds
-    m_codes, v_codes = torch.zeros(ours.numel() // 2, dtype=torch.int8), torch.zeros(ours.numel() // 2, dtype=torch.uint8)
+    theta = ours.detach().clone().view(-1)  # and zero states, as a first step finds them
+    residual, m_codes = torch.zeros(ours.numel(), dtype=torch.int8), torch.zeros(ours.numel() // 2, dtype=torch.int8)
+    v_codes = torch.zeros(ours.numel() // 2, dtype=torch.uint8)
     m_scales, v_scales = torch.zeros(blocks), torch.zeros(blocks)
     for step in range(1, steps + 1):
         ours.grad = (torch.randn(64, 128, generator=gen) * 1e-2).bfloat16()
         if step > 1:  # the library's step from the kernel's weights and states
             with torch.no_grad(): ours.copy_(theta.view_as(ours))
-            for name, kept in (("kahan_comp", residual.view_as(ours)), ("exp_avg", m_codes), ("exp_avg_scale", m_scales),
-                               ("exp_avg_sq", v_codes), ("exp_avg_sq_scale", v_scales)): opt.state[ours][name].copy_(kept)
+            kernel_state = (("kahan_comp", residual.view_as(ours)), ("exp_avg", m_codes), ("exp_avg_scale", m_scales),
+                            ("exp_avg_sq", v_codes), ("exp_avg_sq_scale", v_scales))
+            for name, kept in kernel_state: opt.state[ours][name].copy_(kept)
         before = theta.clone(), residual.clone()
         grad = ours.grad.view(-1).clone()
         opt.step()
-        adamw_int4_step[(blocks // 4,)](theta, grad, residual, m_codes, m_scales, v_codes, v_scales, 1e-3,
-                                          debias_beta(0.9, step), debias_beta(0.99, step), 1e-6, 1e-3 * 1e-2, blocks, XB=4, DIVISION=1)
+        betas = debias_beta(0.9, step), debias_beta(0.99, step)
+        adamw_int4_step[(blocks // 4,)](theta, grad, residual, m_codes, m_scales, v_codes, v_scales, 1e-3, *betas, 1e-6,
+                                        1e-3 * 1e-2, blocks, XB=4, DIVISION=1)  # IEEE division, as eager divides
         state = opt.state[ours]
         moved = (exact(ours.detach().view(-1), state["kahan_comp"].view(-1)) - exact(*before)).abs()
         apart = (exact(theta, residual) - exact(ours.detach().view(-1), state["kahan_comp"].view(-1))).abs()
-        print(f"step {step}: θ + k apart by at most {apart.max().item():.1e} ({(apart / moved.max()).max().item():.1e} "
-              f"of the step's largest move), median {apart.median().item():.1e}; codes the same: "
+        print(f"step {step}: θ + k apart by at most {apart.max().item():.1e} "
+              f"({(apart / moved.max()).max().item():.1e} of the step's largest move), "
+              f"median {apart.median().item():.1e}; codes the same: "
               f"m {same(m_codes, state['exp_avg']):.3f}, v {same(v_codes, state['exp_avg_sq']):.3f}")
 
 def time_on_gpu(rounds: int, record: bool) -> None:
@@ -160,18 +167,18 @@ def time_on_gpu(rounds: int, record: bool) -> None:
     import json, statistics
     gen = torch.Generator("cuda").manual_seed(0)
     numel, blocks = 8192 * 8192, 8192 * 8192 // BLOCK
+    zeros = lambda n, dtype=torch.float32: torch.zeros(n, dtype=dtype, device="cuda")
     tensors = [dict(theta=torch.randn(numel, device="cuda", generator=gen).bfloat16(),
                     grad=(torch.randn(numel, device="cuda", generator=gen) * 1e-2).bfloat16(),
-                    residual=torch.zeros(numel, dtype=torch.int8, device="cuda"),
-                    m=torch.zeros(numel // 2, dtype=torch.int8, device="cuda"), m_scales=torch.zeros(blocks, device="cuda"),
-                    v=torch.zeros(numel // 2, dtype=torch.uint8, device="cuda"), v_scales=torch.zeros(blocks, device="cuda"))
+                    residual=zeros(numel, torch.int8), m=zeros(numel // 2, torch.int8), m_scales=zeros(blocks),
+                    v=zeros(numel // 2, torch.uint8), v_scales=zeros(blocks))
                for _ in range(8)]
     src, dst = torch.randn(8 * numel, device="cuda"), torch.empty(8 * numel, device="cuda")
     def step(division: int, xb: int = 4, warps: int = 1):
         for t in tensors:
-            adamw_int4_step[(triton.cdiv(blocks, xb),)](t["theta"], t["grad"], t["residual"], t["m"], t["m_scales"], t["v"],
-                                                        t["v_scales"], 1e-3, 0.9, 0.99, 1e-6, 1e-5, blocks, XB=xb,
-                                                        DIVISION=division, num_warps=warps)
+            adamw_int4_step[(triton.cdiv(blocks, xb),)](
+                t["theta"], t["grad"], t["residual"], t["m"], t["m_scales"], t["v"], t["v_scales"],
+                1e-3, 0.9, 0.99, 1e-6, 1e-5, blocks, XB=xb, DIVISION=division, num_warps=warps)
     def timed(fn) -> float:
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         torch.cuda.synchronize(); start.record(); fn(); end.record(); end.synchronize()

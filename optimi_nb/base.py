@@ -104,7 +104,7 @@ class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
         unknown = sorted(set(hyperparameters) - init_keywords(type(self)) - set(self.group_keys))
         if unknown: raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {unknown[0]!r}")
         self.gradient_release, self.rounding_seed = gradient_release, 0  # the seed of stochastic rounding's noise
-        self._optimizer_accumulation = self._compile_failed = self._release_prepared = False  # prepared: hooks added
+        self._optimizer_accumulation = self._compile_failed = False
         self.__dict__.update(fresh_transients(type(self)))
         self._constructing = True  # add_param_group leaves the high-decay warning to __init__'s end: one for all groups
         super().__init__(params, dict(lr=lr, weight_decay=weight_decay, decouple_wd=decouple_wd,

@@ -127,7 +127,7 @@ def __setstate__(self: Checkpoints, state: dict) -> None:
     if "defaults" not in state: return  # load_state_dict's update of state and param_groups: this object stays as it is
     # pickles of older versions
     older = dict(gradient_release=False, rounding_seed=0, _optimizer_accumulation=False, _compile_failed=False,
-                 _release_prepared=False, _constructing=False)
+                 _constructing=False)
     for key, value in older.items():
         self.__dict__.setdefault(key, value)
     self.__dict__.update(fresh_transients(type(self)))

@@ -26,7 +26,8 @@ class Dispatch(StepGraphs, CompiledCalls):
     "What `BaseOptimizer` inherits to run a step: the paths, buckets, slices, compiled calls and the post-update hook"
     # made anew for each optimizer and copy (`fresh_transients`): name -> maker
     _transients = dict(_plans=dict, _rounding_generators=dict, _warned=set, _param_index=dict, _index_key=lambda: None,
-                       _release=lambda: None)  # gradient release's bookkeeping, while its hooks run
+                       _release=lambda: None,  # gradient release's bookkeeping, while its hooks run
+                       _release_prepared=lambda: False)  # hooks added for it: a copy has none
     def after_update_(self,
                       group: dict, # the param group
                       param: Tensors, # weights, just updated

@@ -94,7 +94,10 @@ def prepare_for_gradient_release(model: nn.Module, # the model whose parameters 
     if isinstance(model, nn.parallel.DistributedDataParallel):
         raise ValueError("under DistributedDataParallel these hooks would fire before the gradients are all-reduced, "
                          "and the replicas would diverge: use optimi_nb.distributed.prepare_ddp_for_gradient_release")
-    if "_gradient_release" in model.__dict__:
+    prepared = model.__dict__.get("_gradient_release")
+    if prepared is not None and prepared[0]._release is None:  # a copy's record: its optimizer has no hooks running
+        del model._gradient_release
+    elif prepared is not None:
         if not ignore_existing_hooks:
             raise ValueError("model is already prepared for gradient release; "
                              "pass ignore_existing_hooks=True to prepare it again")

@@ -93,7 +93,7 @@ class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
                  foreach: bool | None = None, # update with foreach ops; None: on accelerators, not on CPU
                  gradient_release: bool = False, # step params in backward, once prepare_for_gradient_release hooks them
                  stochastic_rounding: bool = False, # round bf16/fp16 updates stochastically instead of Kahan summation
-                 compiled: bool | None = None, # torch.compile the update; None: 8/4-bit states on a GPU only
+                 compiled: bool | None = None, # compile the update (Inductor); None: a GPU's elementwise 8/4-bit states
                  maximize: bool = False, # ascend the objective instead of descending it, as torch.optim's maximize
                  cautious: bool = False, # mask steps against the gradient's sign, rescaled per tensor; elementwise only
                  state_precision: str | None = None, # "int8"/"int4": moments in 8/4-bit blocks; None: the param's dtype

@@ -85,7 +85,7 @@ def to_low_precision(model: nn.Module, # the model, converted in place
                      # keep the buffers of modules of these types or whose qualified name contains one of these keywords
                      fp32_buffers: str | type | Iterable[str | type] | None = ("rope", "rotary"),
                     ) -> nn.Module: # `model`, converted in place
-    "Cast `model`'s float params and buffers to `dtype`, keeping `fp32_modules` and buffers `fp32_buffers` names fp32"
+    "Cast `model`'s float tensors to `dtype`; those of `fp32_modules`, and buffers `fp32_buffers` match, stay fp32"
     if dtype not in LOW_PRECISION: raise ValueError(f"dtype must be torch.bfloat16 or torch.float16, got {dtype}")
     keep_modules, buffer_types, keywords = _fp32_rules(fp32_modules, fp32_buffers)
     if device is not None: model.to(device)

@@ -9,7 +9,7 @@ __all__ = ['AdamW']
 from torch import Tensor
 from typing import Iterable
 from fastcore.meta import delegates
-from .base import BaseOptimizer
+from .base import BaseOptimizer, refuse_fixed
 from .adam import Adam
 
 # %% ../nbs/12_adamw.ipynb #5f32c90e
@@ -23,4 +23,6 @@ class AdamW(Adam):
                  weight_decay: float = 1e-2, # decoupled weight decay λ
                  eps: float = 1e-6, # added to √v
                  **kwargs) -> None:
+        refuse_fixed(type(self).__name__, kwargs,
+                     decouple_wd="its weight decay is always decoupled (Adam takes decouple_wd=False for L2)")
         super().__init__(params, lr, betas=betas, eps=eps, weight_decay=weight_decay, decouple_wd=True, **kwargs)

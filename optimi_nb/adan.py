@@ -10,7 +10,7 @@ from torch import Tensor
 from typing import Iterable
 from fastcore.meta import delegates
 from .adam import debias_beta
-from .base import EXACT, NONNEGATIVE, SIGNED, BaseOptimizer, Buffer, check_option
+from .base import EXACT, NONNEGATIVE, SIGNED, BaseOptimizer, Buffer, check_option, refuse_fixed
 from .foreach import Tensors, add_, addcdiv_, addcmul_, copy_, lerp_, mul_, sqrt_into_, sub_
 from .weight_decay import decay_fraction, shrink_, weight_decay_
 
@@ -64,6 +64,8 @@ class Adan(BaseOptimizer):
                  eps: float = 1e-6, # added to √n
                  adam_wd: bool = False, # AdamW-style decay θ(1-γλ) instead of Adan's θ/(1+γλ)
                  **kwargs) -> None:
+        refuse_fixed(type(self).__name__, kwargs,
+                     decouple_wd="its weight decay is always decoupled (adam_wd chooses AdamW's form or its own)")
         super().__init__(params, lr, betas=betas, eps=eps, adam_wd=adam_wd, weight_decay=weight_decay, decouple_wd=True,
                          **kwargs)
 

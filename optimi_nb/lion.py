@@ -9,7 +9,7 @@ __all__ = ['lion_update', 'Lion']
 from torch import Tensor
 from typing import Iterable
 from fastcore.meta import delegates
-from .base import SIGNED, BaseOptimizer, Buffer
+from .base import SIGNED, BaseOptimizer, Buffer, refuse_fixed
 from .foreach import Tensors, add_, lerp_, sign_
 
 # %% ../nbs/14_lion.ipynb #202273e1
@@ -43,6 +43,8 @@ class Lion(BaseOptimizer):
                  lr: float, # learning rate γ; 3-10x smaller than AdamW's
                  betas: tuple[float, float] = (0.9, 0.99), # interpolation weight of the step, decay of the average
                  **kwargs) -> None:
+        refuse_fixed(type(self).__name__, kwargs,
+                     decouple_wd="its weight decay is always decoupled, as the paper's")
         super().__init__(params, lr, betas=betas, decouple_wd=True, **kwargs)
 
     def step_scalars(self,

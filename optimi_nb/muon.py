@@ -15,7 +15,7 @@ from fastcore.meta import delegates
 import torch
 from torch import Tensor, nn
 from .adam import Adam, adam_update, debias_beta
-from .base import SIGNED, BaseOptimizer, Buffer, check_option, check_range
+from .base import SIGNED, BaseOptimizer, Buffer, check_option, check_range, refuse_fixed
 from .foreach import Tensors, add_, lerp_
 
 NS_COEFFICIENTS = (3.4445, -4.7750, 2.0315)  # Jordan et al.'s quintic, steep at 0: 5 iterations put σ in ~[0.68, 1.21]
@@ -188,6 +188,8 @@ class Muon(BaseOptimizer):
                  adamw_eps: float = 1e-6, # AdamW's eps in groups with `use_muon=False`
                  **kwargs) -> None:
         self.adamw_defaults = dict(betas=adamw_betas, eps=adamw_eps)
+        refuse_fixed(type(self).__name__, kwargs,
+                     decouple_wd="its weight decay is always decoupled")
         super().__init__(params, lr, momentum=momentum, nesterov=nesterov, ns_coefficients=ns_coefficients, eps=eps,
                          ns_steps=ns_steps, adjust_lr_fn=adjust_lr_fn, use_muon=True, weight_decay=weight_decay,
                          decouple_wd=True, **kwargs)

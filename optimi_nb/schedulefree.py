@@ -13,7 +13,7 @@ from torch import Tensor
 from fastcore.basics import patch
 from fastcore.meta import delegates
 from .adam import debias_beta
-from .base import EXACT, NONNEGATIVE, BaseOptimizer, Buffer, check_option, check_range
+from .base import EXACT, NONNEGATIVE, BaseOptimizer, Buffer, check_option, check_range, refuse_fixed
 from .foreach import Tensors, add_, addcmul_, div_, mul_
 from .kahan import kahan_commit_compiled_
 
@@ -271,6 +271,7 @@ class AdamWScheduleFree(ScheduleFree):
                  r: float = 0.0, # polynomial weighting t^r of the average
                  weight_lr_power: float = 2.0, # p: step t weighs γ_max^p in the average
                  **kwargs) -> None:
+        refuse_fixed(type(self).__name__, kwargs, decouple_wd="its decay is decoupled, at y, as the reference's")
         super().__init__(params, lr, betas=betas, eps=eps, warmup_steps=warmup_steps, r=r,
                          weight_lr_power=weight_lr_power, decouple_wd=True, **kwargs)
 

@@ -13,7 +13,7 @@ from fastcore.meta import delegates
 import torch
 from torch import Tensor
 from .adam import debias_beta
-from .base import EXACT, NONNEGATIVE, SIGNED, BaseOptimizer, Buffer, check_range
+from .base import EXACT, NONNEGATIVE, SIGNED, BaseOptimizer, Buffer, check_range, refuse_fixed
 from .foreach import Tensors
 from .weight_decay import decay_fraction
 
@@ -168,6 +168,8 @@ class SOAP(BaseOptimizer):
                  precondition_frequency: int = 10, # steps between refreshes of the eigenbases
                  max_precond_dim: int = 10000, # a side longer than this gets no factor (its basis is the identity)
                  **kwargs) -> None:
+        refuse_fixed(type(self).__name__, kwargs,
+                     decouple_wd="its weight decay is always decoupled, as the reference's")
         super().__init__(params, lr, betas=betas, shampoo_beta=shampoo_beta, eps=eps, weight_decay=weight_decay,
                          precondition_frequency=precondition_frequency, max_precond_dim=max_precond_dim,
                          decouple_wd=True, **kwargs)

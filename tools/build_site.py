@@ -184,17 +184,38 @@ def default_text(value) -> str:
     return repr(value)
 
 
+def documented_object(text: str):
+    """The object a show_doc output documents, from its source link (`.../optimi_nb/adam.py#L33`, the module) and its
+    heading (`### Adam.step`, the name, looked up in that module or the package's top level); None if not found"""
+    src = re.search(r"\[source\]\([^)]*/blob/[^/]+/([\w/]+)\.py#L(?:\d+|None)\)", text)
+    head = re.search(r"^#{2,4} ([\w.]+)\s*$", text, re.M)
+    if not (src and head): return None
+    for module in (src[1].replace("/", "."), src[1].split("/")[0]):
+        try:
+            obj = importlib.import_module(module)
+            for part in head[1].split("."): obj = getattr(obj, part)
+            return obj
+        except Exception: continue
+    return None
+
+
+def source_line(text: str) -> str:
+    "show_doc's source link with the line nbdev did not find (`#LNone`: a patched method, a property) from the object"
+    if "#LNone)" not in text: return text
+    obj = documented_object(text)
+    try:  # the `def` line, as nbdev links, not its decorators'
+        lines, start = inspect.getsourcelines(inspect.unwrap(getattr(obj, "fget", obj)))
+        line = "#L" + str(start + next(i for i, l in enumerate(lines) if re.match(r"\s*(async def|def|class) ", l)))
+    except (TypeError, OSError, StopIteration): line = ""  # the file, at least, not a fragment that goes nowhere
+    return text.replace("#LNone)", f"{line})")
+
+
 def live_signature(text: str) -> inspect.Signature | None:
     """The signature of the object a show_doc output documents, from its source link (`.../optimi_nb/adam.py#L33`, the
     module) and its heading (`### Adam.step`, the name); None when it cannot be imported or has none"""
-    src = re.search(r"\[source\]\([^)]*/blob/[^/]+/([\w/]+)\.py#L\d+\)", text)
-    head = re.search(r"^#{2,4} ([\w.]+)\s*$", text, re.M)
-    if not (src and head): return None
-    try:
-        obj = importlib.import_module(src[1].replace("/", "."))
-        for part in head[1].split("."): obj = getattr(obj, part)
-        return inspect.signature(obj)
-    except Exception: return None
+    obj = documented_object(text)
+    try: return None if obj is None else inspect.signature(obj)
+    except (TypeError, ValueError): return None
 
 
 def signature_table(block: str, live: inspect.Signature | None = None) -> tuple[str, str] | None:
@@ -272,6 +293,7 @@ def tabulate_signatures(proc: Path) -> int:
                 text = "".join(md) if isinstance(md, list) else md
                 block = re.search(r"```python\n(.*?)```\n?", text, re.S)
                 if not (text.startswith("---") and block): continue  # not nbdev's show_doc output
+                text = source_line(text)
                 parts = signature_table(block[1], live_signature(text))
                 if parts is None: continue
                 n += 1

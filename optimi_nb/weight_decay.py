@@ -19,7 +19,7 @@ def decay_fraction(group: dict, # a param group: lr, weight_decay, decouple_lr, 
 
 # %% ../nbs/01_weight_decay.ipynb #7126236f
 def shrink_(param: Tensors, # weights
-            kahan_comp: Tensors | None, # Kahan compensation of bf16/fp16 weights, where the shrink goes instead
+            kahan_comp: Tensors | None, # where the update gathers (Kahan's buffer, or rounding's fp32): the shrink too
             fraction: float, # the fraction of each weight to remove
            ) -> None:
     "θ ← (1 - fraction)·θ, or -fraction·θ added to the Kahan buffer of compensated weights"
@@ -30,7 +30,7 @@ def shrink_(param: Tensors, # weights
 def weight_decay_(group: dict, # the param group: `weight_decay`, `decouple_wd`, `decouple_lr`, `lr`, `max_lr`
                   param: Tensors, # weights
                   grad: Tensors, # gradients, modified in place by L2 regularisation
-                  kahan_comp: Tensors | None, # Kahan compensation of bf16/fp16 weights, where the decay goes instead
+                  kahan_comp: Tensors | None, # where the update gathers (Kahan's buffer, or rounding's fp32): the decay too
                  ) -> None:
     "Apply the group's weight decay, before the update: L2 into the gradient, decoupled modes to the weights"
     if group["weight_decay"] == 0: return

@@ -30,7 +30,7 @@ def shrink_(param: Tensors, # weights
 def weight_decay_(group: dict, # the param group: `weight_decay`, `decouple_wd`, `decouple_lr`, `lr`, `max_lr`
                   param: Tensors, # weights
                   grad: Tensors, # gradients, modified in place by L2 regularisation
-                  kahan_comp: Tensors | None, # where the update gathers (Kahan's buffer, or rounding's fp32): the decay too
+                  kahan_comp: Tensors | None, # where the update gathers (Kahan's, or rounding's fp32): the decay too
                  ) -> None:
     "Apply the group's weight decay, before the update: L2 into the gradient, decoupled modes to the weights"
     if group["weight_decay"] == 0: return

@@ -290,10 +290,9 @@ def tabulate_signatures(proc: Path) -> int:
             for out in cell.get("outputs", []):
                 md = out.get("data", {}).get("text/markdown")
                 if md is None: continue
-                text = "".join(md) if isinstance(md, list) else md
+                text = source_line("".join(md) if isinstance(md, list) else md)
                 block = re.search(r"```python\n(.*?)```\n?", text, re.S)
                 if not (text.startswith("---") and block): continue  # not nbdev's show_doc output
-                text = source_line(text)
                 parts = signature_table(block[1], live_signature(text))
                 if parts is None: continue
                 n += 1

@@ -180,16 +180,17 @@ def add_param_group(self: BaseOptimizer,
     params = param_group["params"]
     if not isinstance(params, set):  # torch.optim refuses sets itself (their order is not reproducible)
         param_group["params"] = params = [params] if isinstance(params, Tensor) else list(params)
-        if len({id(p) for p in params}) != len(params):
+    tensors = [p[1] if isinstance(p, tuple) else p for p in params]  # (name, parameter) pairs: named_parameters()
+    if not isinstance(params, set):
+        if len({id(p) for p in tensors}) != len(tensors):
             raise ValueError("a param group lists the same parameter more than once; list each parameter once")
-        complex_param = next((p for p in params if isinstance(p, Tensor) and p.is_complex()), None)
+        complex_param = next((p for p in tensors if isinstance(p, Tensor) and p.is_complex()), None)
         if complex_param is not None and not self.supports_complex:
             raise TypeError(f"{type(self).__name__} does not support complex parameters (got a {complex_param.dtype} "
                             f"parameter of shape {tuple(complex_param.shape)})")
     group = {**self.defaults, **param_group}
     if group["decouple_lr"] and group["max_lr"] is None: param_group["max_lr"] = group["lr"]
     self.validate({**group, **param_group})
-    tensors = [p[1] if isinstance(p, tuple) else p for p in params]  # (name, parameter) pairs, as muon_param_groups has
     if group["kahan_precision"] and not any(p.dtype in LOW_PRECISION for p in tensors):
         raise ValueError(f"kahan_precision={group['kahan_precision']!r} stores the Kahan compensation of bf16/fp16 "
                          f"weights, and this param group's are {sorted({str(p.dtype) for p in tensors})}: "
@@ -236,3 +237,11 @@ def init_state(self: BaseOptimizer,
 def _step_supports_amp_scaling(self: BaseOptimizer) -> bool: # True while gradient release hooks run
     "While gradient release hooks run, a GradScaler hands `step()` its scale, not unscaling, and `step()` refuses it"
     return self._release is not None
+
+# %% ../nbs/07_base.ipynb #4d2c8e19
+@patch
+def __setattr__(self: BaseOptimizer, name: str, value) -> None:
+    "Set `name`, on the optimizer itself where `self` is a wrapper of its class (Lightning's `LightningOptimizer`)"
+    wrapped = self.__dict__.get("_optimizer")  # such a wrapper reads what it lacks from the optimizer it wraps
+    if isinstance(wrapped, BaseOptimizer) and hasattr(wrapped, name): setattr(wrapped, name, value)
+    else: object.__setattr__(self, name, value)

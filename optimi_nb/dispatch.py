@@ -131,13 +131,17 @@ def _step_param(self: Dispatch, param: Tensor) -> None:
 @patch
 def _group_and_position(self: Dispatch, param: Tensor) -> tuple[dict, int]:
     "`param`'s param group and its position among all parameters in param-group order; rebuilt when the groups change"
-    key = (id(self.param_groups), len(self.param_groups))
-    if self._index_key != key:
-        params = [(p, g) for g in self.param_groups for p in g["params"]]
-        self._param_index = {id(p): (g, i) for i, (p, g) in enumerate(params)}
-        self._index_key = key
-    try: return self._param_index[id(param)]
-    except KeyError: raise ValueError("param is not one of this optimizer's parameters") from None
+    groups = self.param_groups
+    for rebuild in (False, True):  # the groups' lists may be edited in place, as torch.optim allows
+        key = (id(groups), *(len(g["params"]) for g in groups))
+        if rebuild or self._index_key != key:
+            places = [(k, j, p) for k, g in enumerate(groups) for j, p in enumerate(g["params"])]
+            self._param_index = {id(p): (k, i, j) for i, (k, j, p) in enumerate(places)}
+            self._index_key = key
+        k, i, j = self._param_index.get(id(param), (len(groups), 0, 0))
+        # still there: a parameter swapped for another, or a group replaced, leaves the lengths as they were
+        if k < len(groups) and j < len(groups[k]["params"]) and groups[k]["params"][j] is param: return groups[k], i
+    raise ValueError("param is not one of this optimizer's parameters")
 
 # %% ../nbs/05_dispatch.ipynb #49a7200a
 @patch

@@ -6,8 +6,9 @@
 __all__ = ['prepare_ddp_for_gradient_release']
 
 # %% ../nbs/22_distributed.ipynb #0ea22c6d
+import torch.distributed as dist
 from torch import nn
-from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+from torch.autograd import Variable
 from .base import BaseOptimizer
 from .gradient_release import start_release
 
@@ -23,15 +24,27 @@ def prepare_ddp_for_gradient_release(ddp_model: nn.parallel.DistributedDataParal
         raise ValueError("prepare_ddp_for_gradient_release needs an optimi_nb optimizer built with "
                          "gradient_release=True")
     optimized = {id(p) for g in optimizer.param_groups for p in g["params"]}
+    params = [p for p in ddp_model.parameters() if id(p) in optimized]
+    for param in params: param.grad = None  # from here on, a bucket's parameter with no .grad got none on this rank
+    engine = Variable._execution_engine
     def allreduce_then_step(process_group, bucket):
+        group = dist.group.WORLD if process_group is None else process_group
+        pairs = [(p, g) for p, g in zip(bucket.parameters(), bucket.gradients()) if id(p) in optimized]
+        absent = {id(p) for p, _ in pairs if p.grad is None}  # unused here: another rank may have used them
         def step(reduced):
-            for param, grad in zip(bucket.parameters(), bucket.gradients()):
-                if id(param) not in optimized: continue
+            for param, grad in pairs:
+                if id(param) in absent: continue
                 param.grad = grad  # the averaged gradient: a view into the bucket, used as scratch by the step
                 optimizer.step(param=param)
                 param.grad = None
-                grad.zero_()  # DDP copies the bucket into .grad next: the next backward starts from zero
             return bucket.buffer()
-        return default_hooks.allreduce_hook(process_group, bucket).then(step)
+        def after_ddp():  # DDP has set .grad where some rank had a gradient and left None where none had
+            for param, _ in pairs:
+                if id(param) in absent: optimizer.step(param=param)  # a no-op on a None .grad
+                param.grad = None
+        # queued by a callback, after_ddp runs after DDP's own end of backward, queued when the last bucket is ready
+        engine.queue_callback(lambda: engine.queue_callback(after_ddp))
+        bucket.buffer().mul_(1 / group.size())  # DDP's own scaling: times 1/n, which can round unlike a division by n
+        return dist.all_reduce(bucket.buffer(), group=group, async_op=True).get_future().then(step)
     ddp_model.register_comm_hook(None, allreduce_then_step)
-    start_release(optimizer, [p for p in ddp_model.parameters() if id(p) in optimized], hook_param=None)
+    start_release(optimizer, params, hook_param=None)

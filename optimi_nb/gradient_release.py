@@ -27,6 +27,8 @@ class ReleaseState:
              param: Tensor, # the parameter whose gradient is complete
             ) -> None:
         "A hook's work: step `param` and free its gradient; warn once if it is stepped twice between two `step()` calls"
+        try: opt._group_and_position(param)
+        except ValueError: return  # taken out of the param groups since hooked: it trains no more, as in torch.optim
         if self.loop_steps and not opt.optimizer_accumulation:
             if id(param) in self.stepped:
                 opt._warn_once("accumulation", "gradient release stepped a parameter twice between two step() calls: "
@@ -73,11 +75,13 @@ def step_unreleased(self: ReleaseState, opt: BaseOptimizer) -> None:
         self.hook_later(param)
 
 # %% ../nbs/08_release.ipynb #b8c6a5ac
+_prepared_modules = weakref.WeakKeyDictionary()  # a prepared module -> (its optimizer, our hooks' handles)
+
 def stepping_while_alive(optimizer: BaseOptimizer) -> Callable[[Tensor], None]:
-    "A parameter's hook that steps it in `optimizer` for as long as the optimizer lives, without keeping it alive"
+    "A parameter's hook that steps it in `optimizer` while the optimizer lives and releases, without keeping it alive"
     optimizer = weakref.ref(optimizer)
     def step(param: Tensor) -> None:
-        if (live := optimizer()) is not None: live._release.step(live, param)
+        if (live := optimizer()) is not None and live._release is not None: live._release.step(live, param)
     return step
 
 def prepare_for_gradient_release(model: nn.Module, # the model whose parameters the hooks update
@@ -94,14 +98,17 @@ def prepare_for_gradient_release(model: nn.Module, # the model whose parameters 
     if isinstance(model, nn.parallel.DistributedDataParallel):
         raise ValueError("under DistributedDataParallel these hooks would fire before the gradients are all-reduced, "
                          "and the replicas would diverge: use optimi_nb.distributed.prepare_ddp_for_gradient_release")
-    prepared = model.__dict__.get("_gradient_release")
-    if prepared is not None and prepared[0]._release is None:  # a copy's record: its optimizer has no hooks running
-        del model._gradient_release
-    elif prepared is not None:
+    if model in _prepared_modules:
         if not ignore_existing_hooks:
             raise ValueError("model is already prepared for gradient release; "
                              "pass ignore_existing_hooks=True to prepare it again")
         remove_gradient_release(model)
+    other = next((module for module, (opt, _) in _prepared_modules.items() if opt is optimizer), None)
+    if other is not None:
+        raise ValueError(f"this optimizer is prepared for gradient release on another module already (a "
+                         f"{type(other).__name__}): prepare one module that holds both, and keep it for "
+                         "remove_gradient_release, such as both = nn.ModuleList([encoder, decoder]); or remove "
+                         "release from the other first")
     optimized = {id(p) for g in optimizer.param_groups for p in g["params"]}
     params = [p for p in model.parameters() if p.requires_grad and id(p) in optimized]
     if not ignore_existing_hooks and any(p._post_accumulate_grad_hooks for p in params):
@@ -115,16 +122,17 @@ def prepare_for_gradient_release(model: nn.Module, # the model whose parameters 
     handles, step = [], stepping_while_alive(optimizer)
     def hook(param: Tensor) -> None: handles.append(param.register_post_accumulate_grad_hook(step))
     for param in params: hook(param)
-    model._gradient_release = (optimizer, handles)
+    _prepared_modules[model] = (optimizer, handles)
     start_release(optimizer, params, hook)
 
+# %% ../nbs/08_release.ipynb #3c9e0f52
 def remove_gradient_release(model: nn.Module, # a model passed to `prepare_for_gradient_release`
                            ) -> None:
     "Remove the gradient release hooks from `model`; its optimizer's ordinary `step()` and `zero_grad()` work again"
-    if "_gradient_release" not in model.__dict__:
+    if model not in _prepared_modules:
         warnings.warn(f"remove_gradient_release: this {type(model).__name__} was not prepared for gradient release; "
                       "nothing to remove", UserWarning, stacklevel=2)
         return
-    optimizer, handles = model.__dict__.pop("_gradient_release")
+    optimizer, handles = _prepared_modules.pop(model)
     for handle in handles: handle.remove()
     optimizer._release = None  # step() and zero_grad() handle every parameter again

@@ -55,6 +55,10 @@ def _hf_schedule_free() -> type:
             "Switch to x if the Trainer saves a checkpoint after this step"
             if control.should_save: switch_modes([getattr(optimizer, "optimizer", optimizer)], "eval")
 
+        def on_epoch_end(self, args, state, control, optimizer=None, **kwargs):
+            "Switch to x if the Trainer saves a checkpoint at this epoch's end (save_strategy='epoch')"
+            if control.should_save: switch_modes([getattr(optimizer, "optimizer", optimizer)], "eval")
+
         def on_train_end(self, args, state, control, optimizer=None, **kwargs):
             "Leave the model at x, to evaluate, save or use"
             switch_modes([getattr(optimizer, "optimizer", optimizer)], "eval")
@@ -86,7 +90,9 @@ def _lightning_gradient_release() -> type:
             "Fold this batch into the optimizer state unless Lightning steps after it"
             if not self.optimizer_accumulation: return
             steps = ((batch_idx + 1) % trainer.accumulate_grad_batches == 0
-                     or batch_idx + 1 == trainer.num_training_batches)
+                     or batch_idx + 1 == trainer.num_training_batches
+                     # a loader without a length: Lightning knows the epoch's last batch by fetching one ahead
+                     or trainer.fit_loop.epoch_loop.batch_progress.is_last_batch)
             trainer.optimizers[0].optimizer_accumulation = not steps
 
         def on_train_end(self, trainer, pl_module):

@@ -74,6 +74,7 @@ class Adam(BaseOptimizer):
                  params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts
                  lr: float, # learning rate γ
                  betas: tuple[float, float] = (0.9, 0.99), # decay of the gradient and squared-gradient averages
+                 *,
                  eps: float = 1e-6, # added to √v
                  **kwargs) -> None:
         super().__init__(params, lr, betas=betas, eps=eps, **kwargs)

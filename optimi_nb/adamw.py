@@ -20,6 +20,7 @@ class AdamW(Adam):
                  params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts
                  lr: float, # learning rate γ
                  betas: tuple[float, float] = (0.9, 0.99), # decay of the gradient and squared-gradient averages
+                 *,
                  weight_decay: float = 1e-2, # decoupled weight decay λ
                  eps: float = 1e-6, # added to √v
                  **kwargs) -> None:

@@ -60,6 +60,7 @@ class Adan(BaseOptimizer):
                  params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts
                  lr: float, # learning rate γ
                  betas: tuple[float, float, float] = (0.98, 0.92, 0.99), # decays of the gradient, difference, g² means
+                 *,
                  weight_decay: float = 2e-2, # weight decay λ
                  eps: float = 1e-6, # added to √n
                  adam_wd: bool = False, # AdamW-style decay θ(1-γλ) instead of Adan's θ/(1+γλ)

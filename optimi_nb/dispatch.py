@@ -58,6 +58,7 @@ class Dispatch(StepGraphs, CompiledCalls):
 
 # %% ../nbs/05_dispatch.ipynb #cfb3aad4
 @patch
+@torch.compiler.disable  # a step inside torch.compile runs as it is (see below)
 @torch.no_grad()
 def step(self: Dispatch,
          closure: Callable[[], float] | None = None, # reevaluates the model and returns the loss
@@ -75,7 +76,7 @@ def step(self: Dispatch,
             raise RuntimeError("a GradScaler cannot work with gradient release: the hooks already stepped each "
                                "parameter with its scaled gradient during backward, before the scaler could unscale "
                                "or check them. Train in bf16, which needs no GradScaler")
-        self._release.step_unreleased(self)
+        self._release.step_leftovers(self)
     else:
         if self.gradient_release and not self._release_prepared:
             self._warn_once("unprepared", f"{type(self).__name__} was built with gradient_release=True, but "
@@ -85,6 +86,7 @@ def step(self: Dispatch,
     return loss
 
 @patch
+@torch.compiler.disable
 def zero_grad(self: Dispatch,
               set_to_none: bool = True, # free the gradients instead of filling them with zeros
               param: Tensor | None = None, # reset only this parameter's gradient

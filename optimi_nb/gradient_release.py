@@ -65,10 +65,12 @@ def hook_later(self: ReleaseState, param: Tensor) -> None:
     self.released.add(id(param))
 
 @patch
-def step_unreleased(self: ReleaseState, opt: BaseOptimizer) -> None:
-    "`opt.step()` while hooks run: update each parameter with a gradient but no hook, free its gradient, and hook it"
+def step_leftovers(self: ReleaseState, opt: BaseOptimizer) -> None:
+    "`opt.step()` while hooks run: update each parameter holding a gradient no hook took, free it, hook it if unhooked"
     self.loop_steps, self.stepped = True, set()
-    for param in self.unreleased_params(opt):
+    # a hooked parameter's gradient is gone once its hook ran; one set by hand (as torch's distributed checkpoint sets
+    # zeros to make the state) is stepped here
+    for param in [p for group in opt.param_groups for p in group["params"]]:
         if param.grad is None: continue
         opt._step_param(param)
         param.grad = None

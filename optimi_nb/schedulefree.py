@@ -107,13 +107,9 @@ class ScheduleFree(BaseOptimizer):
     def __init__(self,
                  params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts
                  lr: float, # learning rate γ
-                 warmup_steps: int, # linear warmup T_w, in steps
-                 r: float, # polynomial weighting t^r of the average
-                 weight_lr_power: float, # p: step t weighs γ_max^p in the average
                  **kwargs) -> None:
-        self._train_mode = True
-        super().__init__(params, lr, warmup_steps=warmup_steps, r=r, weight_lr_power=weight_lr_power,
-                         averaging_step=0, lr_max=0.0, weight_sum=0.0, **kwargs)
+        self._train_mode = True  # kwargs: the subclass's warmup_steps, r and weight_lr_power, and the shared options
+        super().__init__(params, lr, averaging_step=0, lr_max=0.0, weight_sum=0.0, **kwargs)
 
     def beta(self,
              group: dict, # a param group
@@ -222,6 +218,7 @@ class SGDScheduleFree(ScheduleFree):
                  params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts
                  lr: float = 1.0, # learning rate γ; 10-50x a classical SGD lr, says the package
                  momentum: float = 0.9, # β, the weight of the average x in y, in (0, 1)
+                 *,
                  warmup_steps: int = 0, # linear warmup T_w, in steps
                  r: float = 0.0, # polynomial weighting t^r of the average
                  weight_lr_power: float = 2.0, # p: step t weighs γ_max^p in the average
@@ -266,6 +263,7 @@ class AdamWScheduleFree(ScheduleFree):
                  params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts
                  lr: float = 0.0025, # learning rate γ; 1-10x a scheduled AdamW's, says the package
                  betas: tuple[float, float] = (0.9, 0.999), # β1, the weight of x in y, in (0, 1); β2, the decay of v
+                 *,
                  eps: float = 1e-8, # added to √v̂
                  warmup_steps: int = 0, # linear warmup T_w, in steps
                  r: float = 0.0, # polynomial weighting t^r of the average

@@ -8,6 +8,7 @@ __all__ = ['sgd_update', 'SGD']
 # %% ../nbs/10_sgd.ipynb #0abb5390
 from torch import Tensor
 from typing import Iterable
+from fastcore.basics import patch
 from fastcore.meta import delegates
 from .base import SIGNED, BaseOptimizer, Buffer, check_option, check_range
 from .foreach import Tensors, add_, mul_
@@ -45,6 +46,7 @@ class SGD(BaseOptimizer):
                  params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts
                  lr: float, # learning rate γ
                  momentum: float = 0.0, # momentum coefficient β; 0 keeps no momentum buffer
+                 *,
                  dampening: bool = False, # scale new gradients by 1-β, making m an average instead of a sum
                  torch_init: bool = False, # start m at the first gradient, as torch.optim.SGD does
                  nesterov: bool = False, # Nesterov momentum: along g + β·m, not m (needs momentum, no dampening)
@@ -77,19 +79,23 @@ class SGD(BaseOptimizer):
         if group["torch_init"] and step == 1: return dict(momentum_decay=0.0, grad_weight=1.0) | nesterov
         return dict(momentum_decay=momentum, grad_weight=1 - momentum if group["dampening"] else 1.0) | nesterov
 
-    def group_from_torch(self,
-                         group: dict, # a param group of a torch.optim.SGD state dict
-                        ) -> dict: # the group under our names, `dampening` a switch
-        "torch.optim.SGD's group: its dampening is a number d (new gradients weigh 1-d); ours is the switch for d = β"
-        ours, dampening = super().group_from_torch(group), group["dampening"]
-        if dampening not in (0, group["momentum"]):
-            raise ValueError(f"the state dict has dampening={dampening!r}; "
-                             f"optimi_nb's SGD has 0 or the momentum ({group['momentum']!r})")
-        return ours | dict(dampening=dampening != 0)
 
-    def state_from_torch(self,
-                         state: dict, # a parameter's state in a torch.optim.SGD state dict
-                         group: dict, # its param group, under our names
-                        ) -> dict: # our state: step 1 and the momentum buffer
-        "torch.optim.SGD's momentum buffer as it is; it counts no steps, and ours only needs to know the first is past"
-        return {"step": 1, "momentum_buffer": state["momentum_buffer"]}
+# %% ../nbs/10_sgd.ipynb #e4b09d36
+@patch
+def group_from_torch(self: SGD,
+                     group: dict, # a param group of a torch.optim.SGD state dict
+                    ) -> dict: # the group under our names, `dampening` a switch
+    "torch.optim.SGD's group: its dampening is a number d (new gradients weigh 1-d); ours is the switch for d = β"
+    ours, dampening = super(SGD, self).group_from_torch(group), group["dampening"]  # patched in: super() needs SGD
+    if dampening not in (0, group["momentum"]):
+        raise ValueError(f"the state dict has dampening={dampening!r}; "
+                         f"optimi_nb's SGD has 0 or the momentum ({group['momentum']!r})")
+    return ours | dict(dampening=dampening != 0)
+
+@patch
+def state_from_torch(self: SGD,
+                     state: dict, # a parameter's state in a torch.optim.SGD state dict
+                     group: dict, # its param group, under our names
+                    ) -> dict: # our state: step 1 and the momentum buffer
+    "torch.optim.SGD's momentum buffer as it is; it counts no steps, and ours only needs to know the first is past"
+    return {"step": 1, "momentum_buffer": state["momentum_buffer"]}

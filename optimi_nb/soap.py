@@ -162,6 +162,7 @@ class SOAP(BaseOptimizer):
                  params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts
                  lr: float = 3e-3, # learning rate γ (the paper's)
                  betas: tuple[float, float] = (0.95, 0.95), # decay of m and v
+                 *,
                  shampoo_beta: float | None = None, # decay β_s of L and R; None (or -1, the reference's): betas[1]
                  eps: float = 1e-8, # added to √v
                  weight_decay: float = 0.01, # decoupled weight decay λ, applied after the step

@@ -22,10 +22,11 @@ def rms_lr_scale(grad: Tensors, # gradients
     if isinstance(grad, list): return [rms_lr_scale(g, v, eps, overwrite) for g, v in zip(grad, exp_avg_sq)]
     in_place = overwrite and grad.dtype == torch.float32
     ratio = (grad if in_place else grad.to(torch.float32, copy=True)).square_()
-    ratio.div_(exp_avg_sq.to(torch.float32, copy=True).clamp_min_(eps**2))  # the one temporary where in place
+    # clamp(min=), not clamp_min: DTensor has no sharding rule for clamp_min_ in torch 2.9
+    ratio.div_(exp_avg_sq.to(torch.float32, copy=True).clamp_(min=eps**2))  # the one temporary where in place
     # not mean(): DTensor's averages the shards' means up to torch 2.9, wrong for uneven shards (pytorch#162692);
     # sum() is exact
-    return ratio.sum().div(ratio.numel()).sqrt().clamp_min(1.0).reciprocal()
+    return ratio.sum().div(ratio.numel()).sqrt().clamp(min=1.0).reciprocal()
 
 # %% ../nbs/17_stableadamw.ipynb #f2f46b1e
 def stableadamw_update(param: Tensors, # weights

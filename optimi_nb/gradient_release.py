@@ -34,7 +34,8 @@ class ReleaseState:
                 opt._warn_once("accumulation", "gradient release stepped a parameter twice between two step() calls: "
                                "gradient accumulation (a framework's, or a loop's) cannot work, since each backward "
                                "steps every parameter and frees its gradient. Use optimizer_accumulation instead (see "
-                               "the Optimizer accumulation chapter)")
+                               "the Optimizer accumulation chapter). Reentrant activation checkpointing does it too, "
+                               "stepping a shared weight once per segment: use use_reentrant=False")
             self.stepped.add(id(param))
         # step() less torch.optim's wrapper, a profiler label and step hooks costing tens of µs a call: those stay with
         # the loop's own step()
@@ -93,8 +94,10 @@ def prepare_for_gradient_release(model: nn.Module, # the model whose parameters 
                                 ) -> None:
     "Step each of `model`'s trainable parameters in `optimizer` during backward, as soon as its gradient is complete"
     if not isinstance(optimizer, BaseOptimizer):
+        wraps = next((a for a in ("optimizer", "opt") if isinstance(getattr(optimizer, a, None), BaseOptimizer)), None)
+        hint = f": pass the one it wraps, `.{wraps}`" if wraps else ""  # accelerate's and fastai's wrappers
         raise TypeError(f"prepare_for_gradient_release needs an optimi_nb optimizer, "
-                        f"got {type(optimizer).__module__}.{type(optimizer).__name__}")
+                        f"got {type(optimizer).__module__}.{type(optimizer).__name__}{hint}")
     if not optimizer.gradient_release:
         raise ValueError("prepare_for_gradient_release needs an optimi_nb optimizer built with gradient_release=True")
     if isinstance(model, nn.parallel.DistributedDataParallel):

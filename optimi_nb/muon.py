@@ -111,6 +111,7 @@ def add_orthogonalized_(target: Tensors, # where the update is added
     for i, d in enumerate(directions): by_shape[d.shape].append(i)
     for shape, same_shape in by_shape.items():
         rows, cols = shape[0], math.prod(shape[1:])
+        if rows * cols == 0: continue  # an empty matrix: nothing to orthogonalize, and no update
         per_batch = max(1, MAX_BATCH_ELEMENTS // (rows * cols))
         for start in range(0, len(same_shape), per_batch):
             members = same_shape[start:start + per_batch]

@@ -60,6 +60,7 @@ class NorMuon(Muon):
                  params: Iterable[Tensor] | Iterable[dict], # parameters (named or not), or param groups as dicts
                  lr: float = 0.02, # learning rate γ (the reference implementation's default)
                  weight_decay: float = 0.0, # decoupled weight decay λ (the reference implementation's default)
+                 *,
                  beta2: float = 0.95, # β2, the decay of each row's second moment v
                  row_eps: float = 1e-10, # ε, added to √v
                  adamw_betas: tuple[float, float] = (0.9, 0.95), # AdamW's betas where `use_muon=False` (reference's)

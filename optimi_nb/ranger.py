@@ -9,6 +9,7 @@ __all__ = ['lookahead_', 'Ranger']
 import torch
 from torch import Tensor
 from typing import Iterable
+from fastcore.basics import patch
 from fastcore.meta import delegates
 from .base import BaseOptimizer, check_range
 from .foreach import Tensors, add_, copy_, mul_, sub_
@@ -41,8 +42,9 @@ class Ranger(RAdam):
                  params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts
                  lr: float, # learning rate γ
                  betas: tuple[float, float] = (0.9, 0.99), # decay of the gradient and squared-gradient averages
+                 *,
                  eps: float = 1e-6, # added to √v
-                 k: int = 6, # steps between Lookahead synchronisations
+                 k: int = 6, # weight updates between Lookahead synchronisations
                  alpha: float = 0.5, # fraction of the way the slow weights move towards the fast ones
                  decouple_wd: bool = True, # decoupled weight decay instead of L2 regularisation
                  **kwargs) -> None:
@@ -68,5 +70,36 @@ class Ranger(RAdam):
         return state | {"slow_weights": param.detach().to(dtype, copy=True)}
 
     def after_update_(self, group: dict, param: Tensors, state: dict, step: int) -> None:
-        "Every k steps, move the slow weights towards the fast ones and restart the fast weights from them"
-        if step % group["k"] == 0: lookahead_(param, state["slow_weights"], state.get("kahan_comp"), group["alpha"])
+        "Every k weight updates, move the slow weights towards the fast ones and restart the fast weights from them"
+        listed = lambda x: x if x is None or isinstance(x, list) else [x]  # a tensor, or a foreach bucket's list
+        counts = listed(state.get("weight_updates"))  # kept from a first accumulated micro-batch on (below)
+        updates = [step] * len(listed(param)) if counts is None else [int(c.add_(1)) for c in counts]
+        due = [u % group["k"] == 0 for u in updates]
+        if not any(due): return
+        pick = lambda x: x if x is None or all(due) else [t for t, d in zip(x, due) if d]  # a bucket's due tensors
+        lookahead_(pick(param), pick(state["slow_weights"]), pick(state.get("kahan_comp")), group["alpha"])
+
+# %% ../nbs/16_ranger.ipynb #b7e3a1f5
+@patch
+def _count_step(self: Ranger, param: Tensor, group: dict) -> dict:
+    "Count the step; a parameter's first accumulated micro-batch starts its count of weight updates, for Lookahead"
+    state = super(Ranger, self)._count_step(param, group)  # patched in: super() names the class
+    if self.optimizer_accumulation and "weight_updates" not in state:
+        state["weight_updates"] = torch.tensor(state["step"] - 1, device="cpu")  # the steps before were updates
+    return state
+
+# %% ../nbs/16_ranger.ipynb #d5a9f3c1
+@patch
+def load_state_dict(self: Ranger,
+                    state_dict: dict, # a Ranger state dict
+                   ) -> None:
+    "Load a Ranger state dict, with each parameter's count of weight updates where it has one"
+    saved = state_dict.get("state", {}) if isinstance(state_dict, dict) else {}
+    counts = {i: int(s["weight_updates"]) for i, s in saved.items() if isinstance(s, dict) and "weight_updates" in s}
+    if counts:
+        saved = {i: {k: v for k, v in s.items() if k != "weight_updates"} for i, s in saved.items()}
+        state_dict = state_dict | {"state": saved}
+    super(Ranger, self).load_state_dict(state_dict)
+    saved_ids = [i for g in state_dict["param_groups"] for i in g["params"]]
+    for param, i in zip([p for g in self.param_groups for p in g["params"]], saved_ids):
+        if i in counts: self.state[param]["weight_updates"] = torch.tensor(counts[i], device="cpu")

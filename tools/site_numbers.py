@@ -12,7 +12,7 @@ OTHERS = r"\b(SGD|Lion|Adan|Muon|RAdam|Ranger|StableAdamW)\b"  # sentences about
 AdamW = ("memory", "AdamW")
 # (regexes a sentence or row must all match, a regex it must not match (case-insensitive), the keys of the figure in
 # measured.json, the figure as pages write it): AdamW's peak bytes per parameter, the 8-bit step's time against the
-# compiled bf16 + Kahan step's, the optimizer's checkpoint in MB
+# compiled bf16 + Kahan step's, the optimizer's checkpoint in MB, and two designs not taken (design_trials.py)
 FIGURES = [
     (("int8|8-bit",), OTHERS, (*AdamW, "bf16 + int8 states + int8 residual", "total"), "{:.2f}"),
     (("release",), OTHERS, (*AdamW, "bf16 + int8 states + int8 residual, gradient release", "total"), "{:.2f}"),
@@ -24,6 +24,8 @@ FIGURES = [
     (("eager|foreach",), "", ("speed_8bit", "int8 states + int8 residual, foreach", "ratio"), "{:.1f}×"),
     (("checkpoint|MB",), "", ("checkpoint", "bf16 + int8 states + int8 residual", "optimizer_mb"), "{:.1f} MB"),
     (("checkpoint|MB", "Kahan"), "", ("checkpoint", "bf16 + Kahan", "optimizer_mb"), "{:.1f}"),
+    (("emulate_precision_casts",), "", ("design_trials", "rows", "precision casts", "ratio"), "{:.1f}"),
+    (("symbolic",), "", ("design_trials", "rows", "dynamic shapes", "ratio"), "{:.1f}"),
 ]
 # (page, words of the sentence or row around the number): a figure quoted on purpose with another value
 EXCEPTIONS = [

@@ -13,6 +13,7 @@ from fastcore.basics import patch
 import torch
 from torch import Tensor, nn
 from .base import BaseOptimizer
+from .dispatch import NotInParamGroups
 
 @dataclass
 class ReleaseState:
@@ -27,8 +28,6 @@ class ReleaseState:
              param: Tensor, # the parameter whose gradient is complete
             ) -> None:
         "A hook's work: step `param` and free its gradient; warn once if it is stepped twice between two `step()` calls"
-        try: opt._group_and_position(param)
-        except ValueError: return  # taken out of the param groups since hooked: it trains no more, as in torch.optim
         if self.loop_steps and not opt.optimizer_accumulation:
             if id(param) in self.stepped:
                 opt._warn_once("accumulation", "gradient release stepped a parameter twice between two step() calls: "
@@ -40,7 +39,8 @@ class ReleaseState:
         # step() less torch.optim's wrapper, a profiler label and step hooks costing tens of µs a call: those stay with
         # the loop's own step()
         step = type(opt).step
-        (step.__wrapped__ if getattr(step, "hooked", False) else step)(opt, param=param)
+        try: (step.__wrapped__ if getattr(step, "hooked", False) else step)(opt, param=param)
+        except NotInParamGroups: return  # out of the param groups since hooked: it trains no more, as in torch.optim
         opt.zero_grad(param=param)
 
 def start_release(optimizer: BaseOptimizer, # the optimizer the hooks step

@@ -126,7 +126,9 @@ class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
         "Give each optimizer's `__init__` a docstring listing its parameters, from the same docments as its API table"
         super().__init_subclass__(**kwargs)
         if "__init__" not in cls.__dict__: return
-        try: cls.__init__.__doc__ = parameters_doc(cls.__init__, cls.__init__.__doc__ or f"Build {cls.__name__}.")
+        doc = cls.__init__.__doc__ or ""  # fastcore's `delegates` may copy the parent's, built here already
+        summary = f"Build {cls.__name__}." if not doc or "\n\nParameters:" in doc else doc
+        try: cls.__init__.__doc__ = parameters_doc(cls.__init__, summary)
         except OSError: pass  # no source to read docments from (a REPL, `python -c`, .pyc files): help() says less
 
     @staticmethod

@@ -185,6 +185,7 @@ class Muon(BaseOptimizer):
                  ns_steps: int = 5, # Newton–Schulz iterations
                  # None or "original": γ·√max(1, A/B); "match_rms_adamw": γ·0.2·√max(A, B)
                  adjust_lr_fn: str | None = None,
+                 *, # beyond torch.optim.Muon's arguments, keyword-only
                  adamw_betas: tuple[float, float] = (0.9, 0.99), # AdamW's betas in groups with `use_muon=False`
                  adamw_eps: float = 1e-6, # AdamW's eps in groups with `use_muon=False`
                  **kwargs) -> None:

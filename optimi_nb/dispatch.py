@@ -63,7 +63,7 @@ def step(self: Dispatch,
          closure: Callable[[], float] | None = None, # reevaluates the model and returns the loss
          param: Tensor | None = None, # update only this parameter (the gradient-release path)
         ) -> float | None:
-    "Update each parameter with a gradient, or only `param` (else a no-op under release hooks); eager scratch: `p.grad`"
+    "Update each parameter with a gradient, or only `param`; under release hooks, those no hook took; scratch: `p.grad`"
     if torch.compiler.is_compiling(): return step_as_it_is(self, closure, param)  # traced by torch.compile: see below
     loss = None
     if closure is not None:
@@ -90,7 +90,7 @@ def zero_grad(self: Dispatch,
               set_to_none: bool = True, # free the gradients instead of filling them with zeros
               param: Tensor | None = None, # reset only this parameter's gradient
              ) -> None:
-    "Reset every parameter's gradient, or only `param`'s; without `param`, a no-op while gradient release hooks run"
+    "Reset every parameter's gradient, or only `param`'s; under release hooks, those of the parameters without one"
     if param is None:
         if self._release is None: super(Dispatch, self).zero_grad(set_to_none)
         else:  # the hooks free their parameters' gradients; the rest are reset as usual

@@ -10,25 +10,33 @@ from torch import Tensor
 from typing import Iterable
 from fastcore.meta import delegates
 from .base import SIGNED, BaseOptimizer, Buffer, refuse_fixed
-from .foreach import Tensors, add_, lerp_, sign_
+from .foreach import Tensors, add_, copy_, lerp_, sign_
 
 # %% ../nbs/14_lion.ipynb #202273e1
 def lion_update(param: Tensors, # weights
-                grad: Tensors, # gradients; overwritten with u, then sign(u)
+                grad: Tensors, # gradients; overwritten with u, then sign(u) (β1 ≤ β2), or with the new m (β1 > β2)
                 exp_avg: Tensors, # m
                 *,
                 target: Tensors | None, # where the update is added: `param`, its Kahan buffer, or None to only update m
                 lr: float, # γ
                 beta1: float, # β1, the interpolation weight of the step
                 beta2: float, # β2, the decay of m
-                u_weight: float, # (1-β2)/(1-β1), u's weight as m moves to it: one number, not rounded betas' quotient
+                u_weight: float | None, # (1-β2)/(1-β1) where β1 ≤ β2: u's weight as m moves to it; else None
+                m_weight: float | None, # β2/β1 where β1 > β2: u's weight as the new m is made from g; else None
                ) -> None:
     "Lion: step by -γ·sign(β1·m + (1-β1)·g), then m ← β2·m + (1-β2)·g"
     if target is None: return lerp_(exp_avg, grad, 1 - beta2)  # optimizer accumulation: the average only
-    lerp_(grad, exp_avg, beta1)                      # grad's buffer ← u = β1·m + (1-β1)·g
-    lerp_(exp_avg, grad, u_weight)        # m ← m + (1-β2)/(1-β1)·(u - m) = β2·m + (1-β2)·g
-    sign_(grad)
-    add_(target, grad, alpha=-lr)
+    if m_weight is None:
+        lerp_(grad, exp_avg, beta1)          # grad's buffer ← u = β1·m + (1-β1)·g
+        lerp_(exp_avg, grad, u_weight)       # m ← m + (1-β2)/(1-β1)·(u - m) = β2·m + (1-β2)·g
+        sign_(grad)
+        add_(target, grad, alpha=-lr)
+        return
+    lerp_(exp_avg, grad, 1 - beta1)          # m's buffer ← u
+    lerp_(grad, exp_avg, m_weight)           # grad's buffer ← g + β2/β1·(u - g) = β2·m + (1-β2)·g
+    sign_(exp_avg)
+    add_(target, exp_avg, alpha=-lr)
+    copy_(exp_avg, grad)                     # m's buffer ← the new m
 
 # %% ../nbs/14_lion.ipynb #0de9b8b5
 class Lion(BaseOptimizer):
@@ -50,7 +58,8 @@ class Lion(BaseOptimizer):
     def step_scalars(self,
                      group: dict, # the param group
                      step: int, # t, counting from 1 (unused: Lion has no bias correction)
-                    ) -> dict: # beta1, beta2 and u_weight for `lion_update`
-        "The betas as they are (no bias correction), and u's weight (1-β2)/(1-β1), computed once in double precision"
+                    ) -> dict: # beta1, beta2, u_weight and m_weight for `lion_update`
+        "The betas as they are (no bias correction), and the one weight at most 1 for `lion_update`, in double precision"
         beta1, beta2 = group["betas"]
-        return dict(beta1=beta1, beta2=beta2, u_weight=(1 - beta2) / (1 - beta1))
+        if beta1 <= beta2: return dict(beta1=beta1, beta2=beta2, u_weight=(1 - beta2) / (1 - beta1), m_weight=None)
+        return dict(beta1=beta1, beta2=beta2, u_weight=None, m_weight=beta2 / beta1)

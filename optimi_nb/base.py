@@ -195,7 +195,11 @@ def add_param_group(self: BaseOptimizer,
             raise TypeError(f"{type(self).__name__} does not support complex parameters (got a {complex_param.dtype} "
                             f"parameter of shape {tuple(complex_param.shape)})")
     group = {**self.defaults, **param_group}
-    if group["decouple_lr"] and group["max_lr"] is None: param_group["max_lr"] = group["lr"]
+    if group["decouple_lr"] and group["max_lr"] is None:
+        if group["lr"] == 0:  # the decay is scaled by lr/max_lr
+            raise ValueError("decouple_lr=True takes max_lr from the initial lr, here 0.0 (a warmup's start?): pass "
+                             "max_lr=, the schedule's peak learning rate")
+        param_group["max_lr"] = group["lr"]
     self.validate({**group, **param_group})
     if group["kahan_precision"] and not any(p.dtype in LOW_PRECISION for p in tensors):
         raise ValueError(f"kahan_precision={group['kahan_precision']!r} stores the Kahan compensation of bf16/fp16 "
@@ -237,6 +241,18 @@ def init_state(self: BaseOptimizer,
                         "into one rank's shard, so the update would see only its rows: use state_precision=None and "
                         "kahan_precision=None with FSDP2")
     return state
+
+@patch
+def _declare_buffers(self: BaseOptimizer, group: dict) -> None:
+    "Give `group`'s states any buffer it declares since they were made: SGD's momentum, turned on after a first step"
+    declared, known = self.group_buffers(group), self._declared.get(id(group))
+    if declared is known: return
+    self._declared[id(group)] = declared
+    if known is not None and [b.name for b in known] == [b.name for b in declared]: return  # the same, made anew
+    for param in group["params"]:
+        state = self.state.get(param)
+        for buffer in declared if state else ():
+            if buffer.name not in state: state.update(new_state_buffer(buffer, param, group))
 
 # %% ../nbs/07_base.ipynb #f75b9c4a
 @patch(as_prop=True)

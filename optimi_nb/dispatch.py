@@ -26,6 +26,7 @@ class Dispatch(StepGraphs, CompiledCalls):
     "What `BaseOptimizer` inherits to run a step: the paths, buckets, slices, compiled calls and the post-update hook"
     # made anew for each optimizer and copy (`fresh_transients`): name -> maker
     _transients = dict(_plans=dict, _rounding_generators=dict, _warned=set, _param_index=dict, _index_key=lambda: None,
+                       _declared=dict,  # param group's id -> the buffers its states were last given
                        _release=lambda: None,  # gradient release's bookkeeping, while its hooks run
                        _release_prepared=lambda: False)  # hooks added for it: a copy has none
     def after_update_(self,
@@ -130,6 +131,7 @@ def _count_step(self: Dispatch, param: Tensor, group: dict) -> dict:
 def _step_param(self: Dispatch, param: Tensor) -> None:
     "Update one parameter that has a gradient: the single-parameter path (a release hook's), through a plan of its own"
     group, _ = self._group_and_position(param)
+    self._declare_buffers(group)
     state = self._count_step(param, group)
     key, plan = plan_key(group, [param], [state]), self._plans.get(id(param))
     if plan is None or plan.key != key:
@@ -166,6 +168,7 @@ def _index_params(self: Dispatch, key: tuple) -> None:
 def _step_group(self: Dispatch, group: dict) -> None:
     "Update one param group through its step plan, made on the first step and again whenever its key changes"
     params = [p for p in group["params"] if p.grad is not None]
+    self._declare_buffers(group)
     states = [self._count_step(p, group) for p in params]
     key, plan = plan_key(group, params, states), self._plans.get(id(group))
     if plan is None or plan.key != key:

@@ -59,7 +59,7 @@ class Lion(BaseOptimizer):
                      group: dict, # the param group
                      step: int, # t, counting from 1 (unused: Lion has no bias correction)
                     ) -> dict: # beta1, beta2, u_weight and m_weight for `lion_update`
-        "The betas as they are (no bias correction), and the one weight at most 1 for `lion_update`, in double precision"
+        "The betas as they are (no bias correction), and `lion_update`'s one weight (at most 1), in double precision"
         beta1, beta2 = group["betas"]
         if beta1 <= beta2: return dict(beta1=beta1, beta2=beta2, u_weight=(1 - beta2) / (1 - beta1), m_weight=None)
         return dict(beta1=beta1, beta2=beta2, u_weight=None, m_weight=beta2 / beta1)

@@ -62,44 +62,34 @@ class Ranger(RAdam):
     def init_state(self,
                    param: Tensor, # the parameter
                    group: dict, # its param group
-                  ) -> dict: # RAdam's state and `slow_weights`
-        "RAdam's state, and slow weights starting at the parameter's value (in fp32 for a Kahan-compensated parameter)"
+                  ) -> dict: # RAdam's state, `slow_weights` and `weight_updates`
+        "RAdam's state, slow weights at the parameter's value (fp32 for a compensated one), no weight updates yet"
         state = super().init_state(param, group)
         compensated = "kahan_comp" in state or (group["stochastic_rounding"] and param.dtype in LOW_PRECISION)
         dtype = torch.float32 if compensated else param.dtype
-        return state | {"slow_weights": param.detach().to(dtype, copy=True)}
+        # a count of Lookahead's own (below), on the CPU
+        return state | {"slow_weights": param.detach().to(dtype, copy=True), "weight_updates": torch.tensor(0)}
 
     def after_update_(self, group: dict, param: Tensors, state: dict, step: int) -> None:
         "Every k weight updates, move the slow weights towards the fast ones and restart the fast weights from them"
         listed = lambda x: x if x is None or isinstance(x, list) else [x]  # a tensor, or a foreach bucket's list
-        counts = listed(state.get("weight_updates"))  # kept from a first accumulated micro-batch on (below)
-        updates = [step] * len(listed(param)) if counts is None else [int(c.add_(1)) for c in counts]
+        updates = [int(count.add_(1)) for count in listed(state["weight_updates"])]
         due = [u % group["k"] == 0 for u in updates]
         if not any(due): return
         pick = lambda x: x if x is None or all(due) else [t for t, d in zip(x, due) if d]  # a bucket's due tensors
         lookahead_(pick(param), pick(state["slow_weights"]), pick(state.get("kahan_comp")), group["alpha"])
-
-# %% ../nbs/16_ranger.ipynb #b7e3a1f5
-@patch
-def _count_step(self: Ranger, param: Tensor, group: dict) -> dict:
-    "Count the step; a parameter's first accumulated micro-batch starts its count of weight updates, for Lookahead"
-    state = super(Ranger, self)._count_step(param, group)  # patched in: super() names the class
-    if self.optimizer_accumulation and "weight_updates" not in state:
-        state["weight_updates"] = torch.tensor(state["step"] - 1, device="cpu")  # the steps before were updates
-    return state
 
 # %% ../nbs/16_ranger.ipynb #d5a9f3c1
 @patch
 def load_state_dict(self: Ranger,
                     state_dict: dict, # a Ranger state dict
                    ) -> None:
-    "Load a Ranger state dict, with each parameter's count of weight updates where it has one"
+    "Load a Ranger state dict, each parameter's count of weight updates as saved (its step count where it has none)"
     saved = state_dict.get("state", {}) if isinstance(state_dict, dict) else {}
-    counts = {i: int(s["weight_updates"]) for i, s in saved.items() if isinstance(s, dict) and "weight_updates" in s}
-    if counts:
-        saved = {i: {k: v for k, v in s.items() if k != "weight_updates"} for i, s in saved.items()}
-        state_dict = state_dict | {"state": saved}
+    counts = {i: int(s.get("weight_updates", s.get("step", 0))) for i, s in saved.items() if isinstance(s, dict) and s}
+    state_dict = state_dict | {"state": {i: s | {"weight_updates": torch.tensor(counts[i])} if i in counts else s
+                                         for i, s in saved.items()}}
     super(Ranger, self).load_state_dict(state_dict)
     saved_ids = [i for g in state_dict["param_groups"] for i in g["params"]]
     for param, i in zip([p for g in self.param_groups for p in g["params"]], saved_ids):
-        if i in counts: self.state[param]["weight_updates"] = torch.tensor(counts[i], device="cpu")
+        if i in counts: self.state[param]["weight_updates"] = torch.tensor(counts[i])  # on the CPU again

@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['schedulefree_step_', 'sgd_schedulefree_update', 'sqrt_of', 'adamw_schedulefree_update', 'warmup_factor',
-           'advance_average_', 'average_weight', 'ScheduleFree', 'SGDScheduleFree', 'AdamWScheduleFree']
+           'advance_average_', 'average_weight', 'count_step_', 'ScheduleFree', 'SGDScheduleFree', 'AdamWScheduleFree']
 
 # %% ../nbs/19_schedulefree.ipynb #61d95537
 from typing import Iterable
@@ -96,12 +96,20 @@ def average_weight(group: dict, # a param group, advanced to its current step
     t, total = group["averaging_step"], group["weight_sum"]
     return t ** group["r"] * group["lr_max"] ** group["weight_lr_power"] / total if total > 0 else 0.0
 
+def count_step_(group: dict, # a param group: its running totals and `step_counted`
+                fastest: int, # the step number the furthest of the parameters being updated reaches
+               ) -> None:
+    "Count the step a group's parameter is updated in, once: the next step unless counted, or `fastest` if further"
+    advance_average_(group, max(fastest, group["averaging_step"] + (not group["step_counted"])))
+    group["step_counted"] = True
+
 # %% ../nbs/19_schedulefree.ipynb #904310c2
 class ScheduleFree(BaseOptimizer):
     "What SGDScheduleFree and AdamWScheduleFree share: the averaging weight, train and eval modes, and their checks"
     elementwise_update = True
     supports_cautious = False  # y's step also moves it to z, and z - y assumes the whole step: masking moves z and x
-    group_keys = ("averaging_step", "lr_max", "weight_sum")  # the averaging's running totals t, γ_max, W_t, per group
+    # the averaging's running totals t, γ_max, W_t, per group, and whether a parameter's update counted this step yet
+    group_keys = ("averaging_step", "lr_max", "weight_sum", "step_counted")
 
     @delegates(BaseOptimizer.__init__, but=["decouple_lr", "max_lr"])
     def __init__(self,
@@ -109,13 +117,13 @@ class ScheduleFree(BaseOptimizer):
                  lr: float, # learning rate γ
                  **kwargs) -> None:
         self._train_mode = True  # kwargs: the subclass's warmup_steps, r and weight_lr_power, and the shared options
-        super().__init__(params, lr, averaging_step=0, lr_max=0.0, weight_sum=0.0, **kwargs)
+        super().__init__(params, lr, averaging_step=0, lr_max=0.0, weight_sum=0.0, step_counted=False, **kwargs)
 
     def beta(self,
              group: dict, # a param group
             ) -> float: # β
-        "β, the weight of x in y: `momentum` or `betas[0]`"
-        raise NotImplementedError
+        "β, the weight of x in y: SGD's `momentum`, AdamW's `betas[0]`"
+        return group["momentum"] if "momentum" in group else group["betas"][0]
 
     def validate(self, group: dict) -> None:
         "The base optimizer's checks, and warmup_steps, r and weight_lr_power"
@@ -133,13 +141,13 @@ class ScheduleFree(BaseOptimizer):
         "True while the parameters hold y (train mode), False while they hold the average x (eval mode)"
         return self._train_mode
 
-    def state_dict(self) -> dict: # the base optimizer's state dict and "train_mode"
-        "The base optimizer's state dict, plus the mode: what the parameters held when it was saved"
-        return super().state_dict() | {"train_mode": self._train_mode}
+    def optimizer_wide(self) -> dict: # the base optimizer's entries and "train_mode"
+        "What a state dict keeps of the whole optimizer, and the mode: what the parameters held when it was saved"
+        return super().optimizer_wide() | {"train_mode": self._train_mode}
 
-    def load_state_dict(self, state_dict: dict) -> None:
-        "Load a state dict and its mode; the parameters are the model's to restore, from the same checkpoint"
-        super().load_state_dict(state_dict); self._train_mode = state_dict.get("train_mode", True)
+    def load_optimizer_wide(self, saved: dict) -> None:
+        "Take back the base's entries and the mode; the parameters are the model's to restore, from the same checkpoint"
+        super().load_optimizer_wide(saved); self._train_mode = saved.get("train_mode", True)
 
     @property
     def optimizer_accumulation(self) -> bool: # False
@@ -192,7 +200,7 @@ def step(self: ScheduleFree,
          closure=None, # reevaluates the model and returns the loss
          param: Tensor | None = None, # update only this parameter (the gradient-release path)
         ) -> float | None: # the closure's loss, or None
-    "Advance each group's averaging to the step its parameters take, then update them; an error in eval mode"
+    "Count the step once in each group's averaging, then update; `step()` ends the step; an error in eval mode"
     if not self._train_mode:
         raise RuntimeError(f"{type(self).__name__}.step() in eval mode: the parameters hold the average x, not the "
                            "point y where gradients are taken. Call opt.train() before training (and opt.eval() before "
@@ -203,8 +211,10 @@ def step(self: ScheduleFree,
     groups = self.param_groups if param is None else [self._group_and_position(param)[0]]
     for group in groups:
         stepping = [p for p in (group["params"] if param is None else [param]) if p.grad is not None]
-        if stepping: advance_average_(group, max(self.state[p].get("step", 0) + 1 for p in stepping))
+        if stepping: count_step_(group, max(self.state[p].get("step", 0) + 1 for p in stepping))
     super(ScheduleFree, self).step(None, param)  # patched in: super() needs the class named
+    if param is None:  # the loop's step(), after backward and its release hooks: the step is over
+        for group in self.param_groups: group["step_counted"] = False
     return loss
 
 # %% ../nbs/19_schedulefree.ipynb #960a6044
@@ -226,11 +236,6 @@ class SGDScheduleFree(ScheduleFree):
         # L2 decay at y, and z - y unquantized: other values are refused by `validate`, naming them
         super().__init__(params, lr, momentum=momentum, warmup_steps=warmup_steps, r=r, weight_lr_power=weight_lr_power,
                          **{"decouple_wd": False, "state_precision": None} | kwargs)
-
-    def beta(self,
-             group: dict, # a param group
-            ) -> float: # β, its `momentum`
-        return group["momentum"]
 
     def validate(self, group: dict) -> None:
         "The shared checks, 0 < momentum < 1 (the switch to x divides by it), L2 decay and an unquantized z - y"
@@ -272,11 +277,6 @@ class AdamWScheduleFree(ScheduleFree):
         refuse_fixed(type(self).__name__, kwargs, decouple_wd="its decay is decoupled, at y, as the reference's")
         super().__init__(params, lr, betas=betas, eps=eps, warmup_steps=warmup_steps, r=r,
                          weight_lr_power=weight_lr_power, decouple_wd=True, **kwargs)
-
-    def beta(self,
-             group: dict, # a param group
-            ) -> float: # β, its `betas[0]`
-        return group["betas"][0]
 
     def validate(self, group: dict) -> None:
         "The shared checks, and betas[0] > 0 (the switch to x divides by it)"

@@ -40,6 +40,7 @@ class SGD(BaseOptimizer):
     update = staticmethod(sgd_update)
     elementwise_update = True
     torch_counterpart = "SGD"  # load_state_dict converts torch.optim.SGD's state dicts
+    momentum_buffers = (Buffer("momentum_buffer", SIGNED),)  # kept only while momentum is on
 
     @delegates(BaseOptimizer.__init__)
     def __init__(self,
@@ -67,7 +68,7 @@ class SGD(BaseOptimizer):
                       group: dict, # the parameter's param group
                      ) -> tuple[Buffer, ...]: # the momentum buffer, or none without momentum
         "A momentum buffer, a signed average of gradients, only when momentum is on"
-        return (Buffer("momentum_buffer", SIGNED),) if group["momentum"] != 0 else ()
+        return self.momentum_buffers if group["momentum"] != 0 else ()
 
     def step_scalars(self,
                      group: dict, # the param group

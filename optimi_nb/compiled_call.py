@@ -160,6 +160,7 @@ def _run_compiled(self: CompiledCalls, update, weight_decay_, accumulate, group,
                   calls: dict | None = None, # this update's compiled calls (`Prepared.calls`); None: torch.compile
                  ) -> None:
     "`update_core` compiled, lr and step scalars as 0-dim tensors; eager, with one warning, if compiling fails"
+    if self.step_totals: group = {k: v for k, v in group.items() if k not in self.step_totals}  # not constants
     first = param[0] if isinstance(param, list) else param
     device, capability = first.device, gpu_capability(first.device)
     if inductor_refuses(first.dtype, capability):  # compiling would be skipped anyway: say so once

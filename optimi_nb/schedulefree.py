@@ -108,8 +108,8 @@ class ScheduleFree(BaseOptimizer):
     "What SGDScheduleFree and AdamWScheduleFree share: the averaging weight, train and eval modes, and their checks"
     elementwise_update = True
     supports_cautious = False  # y's step also moves it to z, and z - y assumes the whole step: masking moves z and x
-    # the averaging's running totals t, γ_max, W_t, per group, and whether a parameter's update counted this step yet
-    group_keys = ("averaging_step", "lr_max", "weight_sum", "step_counted")
+    # per group: the averaging's totals t, γ_max, W_t, and whether the step is counted; no update reads them
+    group_keys = step_totals = ("averaging_step", "lr_max", "weight_sum", "step_counted")
 
     @delegates(BaseOptimizer.__init__, but=["decouple_lr", "max_lr"])
     def __init__(self,

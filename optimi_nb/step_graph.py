@@ -67,11 +67,12 @@ class StepGraph:
 # %% ../nbs/04d_step_graph.ipynb #f1c008aa
 def compiled_constants(group: dict, # the param group
                        scalars: dict, # the step's scalars, from `step_scalars`
+                       skip: tuple[str, ...] = (), # group entries no update reads (`StepGraphs.step_totals`)
                       ) -> tuple: # (settings, flags), tensors by identity
-    "What compiled code holds as constants: the group's settings but params and lr, and scalars that are not numbers"
+    "What compiled code holds as constants: the group's settings but params, lr and `skip`, and non-number scalars"
     # list comprehensions, not generators: a release hook computes this for every parameter
     settings = tuple([(k, id(v) if isinstance(v, Tensor) else v) for k, v in group.items()
-                      if k != "params" and k != "lr"])
+                      if k != "params" and k != "lr" and k not in skip])
     flags = tuple([id(v) if isinstance(v, Tensor) else v for v in scalars.values()
                    if isinstance(v, bool) or not isinstance(v, (int, float))])
     return settings, flags
@@ -80,15 +81,19 @@ def graph_key(group: dict, # the param group
               grads: list, # the step's gradients, each call's tensor or list of tensors, in order
               scalars: dict, # the step's scalars, from `step_scalars`
               accumulate: bool, # optimizer accumulation is on
+              skip: tuple[str, ...] = (), # group entries no update reads
              ) -> tuple:
     "What a recorded step holds fixed besides its plan's tensors: settings compiled in, gradients' addresses, flags"
     where = tuple([(g.data_ptr(), g.is_contiguous()) for gs in grads for g in (gs if isinstance(gs, list) else [gs])])
-    return *compiled_constants(group, scalars), where, accumulate
+    return *compiled_constants(group, scalars, skip), where, accumulate
 
 # %% ../nbs/04d_step_graph.ipynb #0ed2a56d
 class StepGraphs:
     "What `Dispatch` inherits to replay a compiled GPU step as a CUDA graph, and to give kernels their scalars"
     capture_steps = True  # False (on an optimizer or a class): no step is recorded as a CUDA graph
+    # param-group entries that change every step but no update reads (Schedule-Free's running totals): held as
+    # constants, they would make compiled code and CUDA graphs anew each step
+    step_totals: tuple[str, ...] = ()
     # made anew for each optimizer and copy (`fresh_transients`): name -> maker
     _transients = dict(_graphs=dict, _graph_pools=dict, _scalar_tensors=dict)
 
@@ -139,7 +144,7 @@ def _run_recorded(self: StepGraphs,
     if graph is None:  # its graphs' pool: the device's, made on the current device (`_recordable` checked it is)
         pool = self._graph_pools.get(device) or self._graph_pools.setdefault(device, torch.cuda.MemPool())
         graph = self._graphs[owner] = StepGraph(pool.id)
-    try: graph(plan, graph_key(group, grads, scalars, self._optimizer_accumulation), work)
+    try: graph(plan, graph_key(group, grads, scalars, self._optimizer_accumulation, self.step_totals), work)
     except CaptureError as error:  # nothing ran while recording: the step runs once, as it is
         self._graphs.clear(); self.capture_steps = False
         self._warn_once("capture", f"recording the step as a CUDA graph failed ({str(error)[:200]}); "

@@ -18,7 +18,7 @@ from .plan import Call, StepPlan, compiled_by_default, plan_calls, plan_key
 from .compiled_call import CompiledCalls
 from .layout import block_views, flat_views, flattenable, in_slices, slice_numel
 from .step_graph import StepGraphs
-from .storage import Stored, compact, decoded, fewest_bits, local, read_stored, shard_groups, sharded
+from .storage import Buffer, Stored, compact, decoded, fewest_bits, local, read_stored, shard_groups, sharded
 from .update import update_core
 
 # %% ../nbs/05_dispatch.ipynb #c48b7e3c
@@ -270,7 +270,7 @@ def _run(self: Dispatch, group: dict, prepared: Prepared, grad: Tensors, step: i
 @patch
 def working_state(self: Dispatch,
                   param: Tensor, # one of the optimizer's parameters, with a state
-                  names: tuple[str, ...], # the state entries to work on
+                  names: tuple[str | Buffer, ...], # the state entries to work on: names, or `Buffer`s for coded ones
                  ):
     "A context with `param` and its state entries `names` as working tensors (a shard's if coded), kept again on exit"
     return decoded(self.state[param], names, param)

@@ -216,11 +216,12 @@ def convert_storage(saved: dict, # a parameter's saved state
 # %% ../nbs/04_quantized_storage.ipynb #8ca4dc1d
 @contextmanager
 def decoded(state: dict, # a parameter's state
-            names: tuple[str, ...], # the entries to work on, such as ("kahan_comp",); absent ones are skipped
+            names: tuple[str | Buffer, ...], # the entries: exact ones by name ("kahan_comp"), others as `Buffer`s
             param: Tensors, # the weights
            ) -> Iterator[tuple[Tensors, dict]]: # the weights and the working entries, by name
     "The weights and the named entries of `state` as working tensors (local shards if any is in codes), kept on exit"
-    stored = {name: read_stored(state, name) for name in names if name in state}
+    buffers = [n if isinstance(n, Buffer) else Buffer(n) for n in names]
+    stored = {b.name: read_stored(state, b.name, b.kind) for b in buffers if b.name in state}
     weights = param
     if any(compact(s) for s in stored.values()):
         weights, stored = local(param), {n: local(s) for n, s in stored.items()}

@@ -12,7 +12,7 @@ from fastcore.meta import delegates
 from .adam import debias_beta
 from .base import EXACT, NONNEGATIVE, SIGNED, BaseOptimizer, Buffer, check_option, refuse_fixed
 from .foreach import Tensors, add_, addcdiv_, addcmul_, copy_, lerp_, mul_, sqrt_into_, sub_
-from .weight_decay import decay_fraction, shrink_, weight_decay_
+from .weight_decay import decay_fraction, decays, shrink_, weight_decay_
 
 # %% ../nbs/15_adan.ipynb #9b6e5081
 def adan_update(param: Tensors, # weights
@@ -78,7 +78,7 @@ class Adan(BaseOptimizer):
     @staticmethod
     def weight_decay_(group: dict, param: Tensors, grad: Tensors, kahan_comp: Tensors | None) -> None:
         "Adan-style decay as a shrink by s/(1+s), the step being scaled by 1/(1+s); AdamW-style with `adam_wd`"
-        if group["adam_wd"] or group["weight_decay"] == 0: return weight_decay_(group, param, grad, kahan_comp)
+        if group["adam_wd"] or not decays(group): return weight_decay_(group, param, grad, kahan_comp)
         s = decay_fraction(group)
         shrink_(param, kahan_comp, s / (1 + s))
 

@@ -16,6 +16,7 @@ from .foreach import Tensors, add_, mul_
 from .kahan import kahan_commit_
 from .layout import shaped_like
 from .storage import Stored, compact, decode, encode_
+from .weight_decay import decays
 
 # %% ../nbs/04c_update.ipynb #48cb48c9
 def update_core(update: Callable, # the optimizer's update rule
@@ -39,7 +40,7 @@ def update_core(update: Callable, # the optimizer's update rule
     target = None
     if not accumulate:
         buffer = comp if comp is not None else rounding_buffer
-        if group["weight_decay"]: weight_decay_(group, param, grad, buffer)
+        if decays(group): weight_decay_(group, param, grad, buffer)
         target = param if buffer is None else buffer
     # the step gathered apart, masked and rescaled, then added; the decay above is not masked
     cautious = group["cautious"] and target is not None

@@ -54,7 +54,9 @@ def add_(x: Tensors, # updated in place
          alpha: float | Tensor = 1, # factor on `other`; a 0-dim tensor only in compiled code
         ) -> None:
     "In place `x += alpha * other`: `Tensor.add_` on a tensor, `torch._foreach_add_` on a list"
-    if isinstance(alpha, Tensor):
+    if isinstance(alpha, Tensor) and isinstance(x, list) and isinstance(other, list):  # foreach: one fused kernel
+        torch._foreach_add_(x, torch._foreach_mul([o.float() for o in other], alpha))  # in fp32, rounded once
+    elif isinstance(alpha, Tensor):
         for xi, oi in _each(x, other): xi.add_(oi.float() * alpha)  # in fp32, rounded once, as add_(alpha=) rounds
     elif not isinstance(x, list): x.add_(other, alpha=alpha)
     elif isinstance(other, list): torch._foreach_add_(x, other, alpha=alpha)

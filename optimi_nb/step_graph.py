@@ -83,8 +83,8 @@ def compiled_constants(group: dict, # the param group
                       ) -> tuple: # (settings, flags), tensors by identity
     "What compiled code holds as constants: the group's settings but params, lr and `skip`, and non-number scalars"
     # list comprehensions, not generators: a release hook computes this for every parameter
-    settings = tuple([(k, v if type(v) in PLAIN else held(v)) for k, v in group.items()
-                      if k != "params" and k != "lr" and k not in skip])
+    settings = tuple([(k, v if type(v) in PLAIN else ... if type(v) is float and v else held(v))
+                      for k, v in group.items() if k != "params" and k != "lr" and k not in skip])
     flags = tuple([id(v) if isinstance(v, Tensor) else v for v in scalars.values()
                    if isinstance(v, bool) or not isinstance(v, (int, float))])
     return settings, flags
@@ -107,9 +107,9 @@ class StepGraphs:
     # constants, they would make compiled code and CUDA graphs anew each step
     step_totals: tuple[str, ...] = ()
     # made anew for each optimizer and copy (`fresh_transients`): name -> maker
-    _transients = dict(_graphs=dict, _graph_pools=dict, _scalar_tensors=dict)
+    _transients = dict(_graphs=dict, _graph_pools=dict, _scalar_tensors=dict, _tensor_groups=dict)
 
-    def _scalar_tensor(self, device: torch.device, key: str, value):
+    def _scalar_tensor(self, device: torch.device, key, value):
         "A number as the 0-dim tensor on `device` kept for `key`, filled when the value changes; anything else as it is"
         if isinstance(value, bool) or not isinstance(value, (int, float)): return value  # flags, None, tensors
         tensor, held = self._scalar_tensors.get((device, key)) or (torch.zeros((), device=device), None)
@@ -120,10 +120,16 @@ class StepGraphs:
     def _tensor_scalars(self, device: torch.device, group: dict, scalars: dict) -> tuple[dict, dict]:
         "The group with lr and its nonzero floats, and the step's numeric scalars, as 0-dim tensors on `device`"
         tensor = functools.partial(self._scalar_tensor, device)  # each filled when its value changes
-        as_tensor = lambda key, v: tensor(key, v) if given_as_tensor(v) else v
-        given = {k: tuple([as_tensor(f"group {k} {i}", x) for i, x in enumerate(v)]) if isinstance(v, tuple)
-                 else as_tensor(f"group {k}", v) for k, v in group.items() if type(v) not in PLAIN and k != "params"}
-        return group | given | {"lr": tensor("lr", group["lr"])}, {key: tensor(key, v) for key, v in scalars.items()}
+        # the group's tensors are its own, so the group made from them can be kept while its values are (a release
+        # hook asks for every parameter)
+        values, kept = [v for k, v in group.items() if k != "params"], self._tensor_groups.get((device, id(group)))
+        if kept is None or kept[0] is not group or kept[1] != values:
+            mine = lambda key, v: tensor((id(group), *key), v) if given_as_tensor(v) else v
+            given = {k: tuple([mine((k, i), x) for i, x in enumerate(v)]) if isinstance(v, tuple) else mine((k,), v)
+                     for k, v in group.items() if type(v) not in PLAIN and k != "params"}
+            given["lr"] = tensor((id(group), "lr"), group["lr"])
+            kept = self._tensor_groups[device, id(group)] = (group, values, group | given)
+        return kept[2], {key: tensor(key, v) for key, v in scalars.items()}
 
     def _recordable(self, group: dict, plan) -> torch.device | None:
         "The GPU of `plan`'s step if a CUDA graph may record it: compiled, element-wise, nothing done on the host"

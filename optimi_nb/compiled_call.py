@@ -178,7 +178,6 @@ def _run_compiled(self: CompiledCalls, update, weight_decay_, accumulate, group,
                   calls: dict | None = None, # this update's compiled calls (`Prepared.calls`); None: torch.compile
                  ) -> None:
     "`update_core` compiled, lr and step scalars as 0-dim tensors; eager, with one warning, if compiling fails"
-    if self.step_totals: group = {k: v for k, v in group.items() if k not in self.step_totals}  # not constants
     first = param[0] if isinstance(param, list) else param
     device, capability = first.device, gpu_capability(first.device)
     if inductor_refuses(first.dtype, capability):  # compiling would be skipped anyway: say so once
@@ -189,6 +188,8 @@ def _run_compiled(self: CompiledCalls, update, weight_decay_, accumulate, group,
                         "on this GPU")
         return update_core(update, weight_decay_, accumulate, group, scalars, param, shaped_like(grad, param), *tensors)
     tensor_group, tensor_scalars = self._tensor_scalars(device, group, scalars)
+    if self.step_totals:  # no update reads them: not compiled in
+        group, tensor_group = ({k: v for k, v in g.items() if k not in self.step_totals} for g in (group, tensor_group))
     try:
         call = (self._compiled_call(calls, device, (update, weight_decay_, accumulate), group, scalars, tensor_group,
                                     tensor_scalars, param, grad, tensors)

@@ -14,6 +14,7 @@ from fastcore.basics import patch
 import torch
 from torch import Tensor
 from torch._dynamo import eval_frame
+from torch._dynamo.exc import FailOnRecompileLimitHit
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.fx.experimental.symbolic_shapes import ShapeEnv
@@ -205,8 +206,9 @@ def _run_compiled(self: CompiledCalls, update, weight_decay_, accumulate, group,
                                                                           tensor_group, tensor_scalars, param, grad,
                                                                           *tensors)
     except Exception as error:  # no C++ compiler, an unsupported platform...; the eager update is the same math
-        warnings.warn(f"compiled=True: torch.compile failed ({failure(error)}); using the eager update", UserWarning,
-                      stacklevel=4)
+        why = (f"torch.compile reached its limit of {MOST_COMPILED} variants of the update (one per shape, dtype and "
+               "setting)" if isinstance(error, FailOnRecompileLimitHit) else f"torch.compile failed ({failure(error)})")
+        warnings.warn(f"compiled=True: {why}; using the eager update", UserWarning, stacklevel=4)
         self._compile_failed = True
         update_core(update, weight_decay_, accumulate, group, scalars, param, shaped_like(grad, param), *tensors)
     else:

@@ -91,11 +91,9 @@ def zero_grad(self: Dispatch,
               set_to_none: bool = True, # free the gradients instead of filling them with zeros
               param: Tensor | None = None, # reset only this parameter's gradient
              ) -> None:
-    "Reset every parameter's gradient, or only `param`'s; under release hooks, those of the parameters without one"
-    if param is None:
-        if self._release is None: super(Dispatch, self).zero_grad(set_to_none)
-        else:  # the hooks free their parameters' gradients; the rest are reset as usual
-            for p in self._release.unreleased_params(self): self.zero_grad(set_to_none, param=p)
+    "Reset every parameter's gradient, or only `param`'s"
+    # under release hooks too: a hooked parameter can hold a gradient from a backward before its hook, as torch.optim's
+    if param is None: super(Dispatch, self).zero_grad(set_to_none)
     elif set_to_none: param.grad = None
     elif param.grad is not None: param.grad.zero_()
 

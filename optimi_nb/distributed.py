@@ -9,7 +9,7 @@ __all__ = ['prepare_ddp_for_gradient_release']
 import torch.distributed as dist
 from torch import nn
 from torch.autograd import Variable
-from .base import BaseOptimizer
+from .base import BaseOptimizer, unwrapped
 from .gradient_release import start_release
 
 # %% ../nbs/22_distributed.ipynb #a493b8fa
@@ -17,6 +17,7 @@ def prepare_ddp_for_gradient_release(ddp_model: nn.parallel.DistributedDataParal
                                      optimizer: BaseOptimizer, # an optimi_nb optimizer with `gradient_release=True`
                                     ) -> None:
     "Step each parameter as soon as DDP has averaged its gradient bucket, so every replica steps on the same gradient"
+    optimizer = unwrapped(optimizer)  # Lightning's `self.optimizers()`: its `step` would count a training step a hook
     if not isinstance(ddp_model, nn.parallel.DistributedDataParallel):
         raise TypeError(f"expected a DistributedDataParallel model, got {type(ddp_model).__name__}; "
                         "use prepare_for_gradient_release for a model that is not wrapped in DDP")

@@ -12,7 +12,7 @@ from typing import Callable
 from fastcore.basics import patch
 import torch
 from torch import Tensor, nn
-from .base import BaseOptimizer
+from .base import BaseOptimizer, unwrapped
 from .dispatch import NotInParamGroups
 
 @dataclass
@@ -52,13 +52,6 @@ def start_release(optimizer: BaseOptimizer, # the optimizer the hooks step
 
 # %% ../nbs/08_release.ipynb #1195b195
 @patch
-def unreleased_params(self: ReleaseState,
-                      opt: BaseOptimizer, # the optimizer the hooks step
-                     ) -> list[Tensor]: # its parameters without a hook, in order
-    "`opt`'s parameters that no hook steps"
-    return [p for group in opt.param_groups for p in group["params"] if id(p) not in self.released]
-
-@patch
 def hook_later(self: ReleaseState, param: Tensor) -> None:
     "Hook `param`, which trains now but had no hook, for the backwards to come (where hooks can be added)"
     if self.hook_param is None or not param.requires_grad or id(param) in self.released: return
@@ -93,6 +86,7 @@ def prepare_for_gradient_release(model: nn.Module, # the model whose parameters 
                                  ignore_existing_hooks: bool = False,
                                 ) -> None:
     "Step each of `model`'s trainable parameters in `optimizer` during backward, as soon as its gradient is complete"
+    optimizer = unwrapped(optimizer)  # Lightning's `self.optimizers()`: its `step` would count a training step a hook
     if not isinstance(optimizer, BaseOptimizer):
         wraps = next((a for a in ("optimizer", "opt") if isinstance(getattr(optimizer, a, None), BaseOptimizer)), None)
         hint = f": pass the one it wraps, `.{wraps}`" if wraps else ""  # accelerate's and fastai's wrappers

@@ -30,8 +30,12 @@ def as_blocks(x: Tensor, # any shape
 def from_blocks(blocks: Tensor, # (blocks, block size) values
                 like: Tensor, # the tensor whose shape and dtype the result takes
                ) -> Tensor: # `like.numel()` values, shaped and typed like `like`
-    "The inverse of `as_blocks`: the first `like.numel()` values, shaped and typed like `like`"
-    return blocks.reshape(-1)[:like.numel()].view(like.shape).to(like.dtype)
+    "The inverse of `as_blocks`: the first `like.numel()` values, shaped and typed like `like`, in its layout"
+    values = blocks.reshape(-1)[:like.numel()].view(like.shape)
+    if like.is_contiguous(): return values.to(like.dtype)
+    # channels_last, transposed...: as the weight and its gradient are, so that Inductor writes an update made of
+    # them back through the codes' views (in rows, it fails)
+    return torch.empty_like(like, device=values.device).copy_(values)
 
 def quantized_numel(numel: int, # the tensor's number of elements
                     block_size: int = BLOCK_SIZE, # elements per block

@@ -133,6 +133,7 @@ def _step_param(self: Dispatch, param: Tensor) -> None:
     state = self._count_step(param, group)
     key, plan = plan_key(group, [param], [state]), self._plans.get(id(param))
     if plan is None or plan.key != key:
+        if self._fit_to_weights(group, [param], [state]): key = plan_key(group, [param], [state])  # cast since
         plan = self._plans[id(param)] = StepPlan(key, [Call(param, [state], self._prepare(group, param, state))])
     grad, scalars = param.grad, self.step_scalars(group, state["step"])
     work = lambda: self._run(group, plan.calls[0].prepared, grad, state["step"], scalars)
@@ -170,6 +171,7 @@ def _step_group(self: Dispatch, group: dict) -> None:
     states = [self._count_step(p, group) for p in params]
     key, plan = plan_key(group, params, states), self._plans.get(id(group))
     if plan is None or plan.key != key:
+        if self._fit_to_weights(group, params, states): key = plan_key(group, params, states)  # a model cast since
         prepare = lambda param, state: self._prepare(group, param, state)
         # the plan sees `compiled` resolved: None becomes its default for these parameters' device
         planned = group | {"compiled": bool(params) and self._compiles(group, params[0].device)}
@@ -283,6 +285,7 @@ def _round_stochastically(self: Dispatch,
                           step: int, # t, counting from 1
                          ) -> None:
     "θ ← θ + update, rounded stochastically; noise seeded by seed, parameter position, step and, under FSDP2, the rank"
+    if param.is_meta: return  # shapes only (a model built on the meta device): no values, and no generator there
     # each rank's shard draws noise of its own
     shard = torch.distributed.get_rank() if hasattr(owner, "device_mesh") else 0
     generator = self._rounding_generators.setdefault(param.device, torch.Generator(device=param.device))

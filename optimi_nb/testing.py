@@ -6,7 +6,8 @@
 __all__ = ['IN_FEATURES', 'HIDDEN', 'OUT_FEATURES', 'BATCH', 'PATHS', 'CONTEXT', 'tiny_model', 'regression_batch', 'train',
            'weights', 'test_identical', 'reference_step', 'train_pair', 'max_difference', 'on_path', 'train_every_path',
            'check_paths_on', 'ComplexAffine', 'train_complex', 'train_resumed', 'continue_from_torch',
-           'max_relative_difference', 'distance_from_fp32', 'char_data', 'char_batch', 'char_model', 'char_eval_loss']
+           'max_relative_difference', 'same_tensors', 'distance_from_fp32', 'char_data', 'char_batch', 'char_model',
+           'char_eval_loss']
 
 # %% ../nbs/09_testing.ipynb #41980b85
 import copy, io
@@ -232,6 +233,13 @@ def max_relative_difference(a: list[Tensor], # tensors
                            ) -> float: # the largest relative difference
     "The largest absolute difference between corresponding elements, relative to the largest magnitude in `a`"
     return max_difference(a, b) / max(x.double().abs().max().item() for x in a)
+
+def same_tensors(a: dict, # a parameter's state
+                 b: dict, # another, or the entries it should hold
+                ) -> bool: # True where both hold equal tensors, in the same dtypes, under the same names
+    "Whether two states hold equal tensors, in the same dtypes, under the same names (the step aside)"
+    names = lambda state: {k for k in state if k != "step"}
+    return names(a) == names(b) and all(a[k].dtype == b[k].dtype and torch.equal(a[k], b[k]) for k in names(a))
 
 # %% ../nbs/09_testing.ipynb #2caa2932
 def distance_from_fp32(make_optimizer: Callable[..., torch.optim.Optimizer], # make_optimizer(params, kahan_sum=...)

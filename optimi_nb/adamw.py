@@ -24,6 +24,6 @@ class AdamW(Adam):
                  weight_decay: float = 1e-2, # decoupled weight decay λ
                  eps: float = 1e-6, # added to √v
                  **kwargs) -> None:
-        refuse_fixed(type(self).__name__, kwargs,
+        refuse_fixed(self, kwargs,
                      decouple_wd="its weight decay is always decoupled (Adam takes decouple_wd=False for L2)")
         super().__init__(params, lr, betas=betas, eps=eps, weight_decay=weight_decay, decouple_wd=True, **kwargs)

@@ -65,7 +65,7 @@ class Adan(BaseOptimizer):
                  eps: float = 1e-6, # added to √n
                  adam_wd: bool = False, # AdamW-style decay θ(1-γλ) instead of Adan's θ/(1+γλ)
                  **kwargs) -> None:
-        refuse_fixed(type(self).__name__, kwargs,
+        refuse_fixed(self, kwargs,
                      decouple_wd="its weight decay is always decoupled (adam_wd chooses AdamW's form or its own)")
         super().__init__(params, lr, betas=betas, eps=eps, adam_wd=adam_wd, weight_decay=weight_decay, decouple_wd=True,
                          **kwargs)

@@ -48,13 +48,14 @@ def check_option(name: str, # the option's name, for the message
     if not (isinstance(value, bool) or (allow_none and value is None)):
         raise TypeError(f"{name} must be {'True, False or None' if allow_none else 'True or False'}, got {value!r}")
 
-def refuse_fixed(optimizer: str, # the optimizer's class name, for the message
+def refuse_fixed(optimizer: Optimizer, # the optimizer being built, before `BaseOptimizer.__init__`
                  kwargs: dict, # the keywords its `__init__` was given
                  **fixed: str, # each option the optimizer sets itself, and why
                 ) -> None:
     "A `TypeError` that says why, where `kwargs` passes an option the optimizer sets itself (Python's would not say)"
     for name, why in fixed.items():
-        if name in kwargs: raise TypeError(f"{optimizer}() does not take {name}: {why}")
+        if name in kwargs: raise TypeError(f"{type(optimizer).__name__}() does not take {name}: {why}")
+    vars(optimizer)["fixed_options"] = fixed  # nor may a param group set one otherwise (`validate`)
 
 # %% ../nbs/07_base.ipynb #88c6a5ad
 def parameters_doc(f: Callable, # a function whose arguments carry docments
@@ -153,6 +154,9 @@ def validate(self: BaseOptimizer,
     "Raise a clear error for any hyperparameter of `group` outside its valid range"
     for name in ("lr", "weight_decay", "eps"):
         if name in group: check_range(name, group[name])
+    for name, why in getattr(self, "fixed_options", {}).items():  # set by the optimizer: see `refuse_fixed`
+        if group[name] != self.defaults[name]:
+            raise ValueError(f"{type(self).__name__}'s param groups do not take {name}={group[name]!r}: {why}")
     if group["max_lr"] is not None: check_range("max_lr", group["max_lr"], low_open=True)
     for name in ("decouple_wd", "decouple_lr", "stochastic_rounding", "maximize", "cautious"):
         check_option(name, group[name])

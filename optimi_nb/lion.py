@@ -51,7 +51,7 @@ class Lion(BaseOptimizer):
                  lr: float, # learning rate γ; 3-10x smaller than AdamW's
                  betas: tuple[float, float] = (0.9, 0.99), # interpolation weight of the step, decay of the average
                  **kwargs) -> None:
-        refuse_fixed(type(self).__name__, kwargs,
+        refuse_fixed(self, kwargs,
                      decouple_wd="its weight decay is always decoupled, as the paper's")
         super().__init__(params, lr, betas=betas, decouple_wd=True, **kwargs)
 

@@ -190,7 +190,7 @@ class Muon(BaseOptimizer):
                  adamw_eps: float = 1e-6, # AdamW's eps in groups with `use_muon=False`
                  **kwargs) -> None:
         self.adamw_defaults = dict(betas=adamw_betas, eps=adamw_eps)
-        refuse_fixed(type(self).__name__, kwargs,
+        refuse_fixed(self, kwargs,
                      decouple_wd="its weight decay is always decoupled")
         super().__init__(params, lr, momentum=momentum, nesterov=nesterov, ns_coefficients=ns_coefficients, eps=eps,
                          ns_steps=ns_steps, adjust_lr_fn=adjust_lr_fn, use_muon=True, weight_decay=weight_decay,

@@ -274,7 +274,7 @@ class AdamWScheduleFree(ScheduleFree):
                  r: float = 0.0, # polynomial weighting t^r of the average
                  weight_lr_power: float = 2.0, # p: step t weighs γ_max^p in the average
                  **kwargs) -> None:
-        refuse_fixed(type(self).__name__, kwargs, decouple_wd="its decay is decoupled, at y, as the reference's")
+        refuse_fixed(self, kwargs, decouple_wd="its decay is decoupled, at y, as the reference's")
         super().__init__(params, lr, betas=betas, eps=eps, warmup_steps=warmup_steps, r=r,
                          weight_lr_power=weight_lr_power, decouple_wd=True, **kwargs)
 

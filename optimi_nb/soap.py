@@ -169,7 +169,7 @@ class SOAP(BaseOptimizer):
                  precondition_frequency: int = 10, # steps between refreshes of the eigenbases
                  max_precond_dim: int = 10000, # a side longer than this gets no factor (its basis is the identity)
                  **kwargs) -> None:
-        refuse_fixed(type(self).__name__, kwargs,
+        refuse_fixed(self, kwargs,
                      decouple_wd="its weight decay is always decoupled, as the reference's")
         super().__init__(params, lr, betas=betas, shampoo_beta=shampoo_beta, eps=eps, weight_decay=weight_decay,
                          precondition_frequency=precondition_frequency, max_precond_dim=max_precond_dim,

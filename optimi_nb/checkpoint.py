@@ -17,7 +17,7 @@ from torch import Tensor
 from .codecs import codec, quantized_numel
 from .foreach import as_real
 from .state_fit import follow_weights
-from .storage import Buffer, Stored, convert_storage, read_stored
+from .storage import EXACT, Buffer, Stored, compact, convert_storage, read_stored
 
 def fresh_transients(cls: type, # an optimizer's class
                     ) -> dict: # attribute names and their fresh values
@@ -165,6 +165,11 @@ def check_fit(saved: dict, # a parameter's saved state
     for buffer in (*(b for b in buffers if b.shape is None), Buffer("kahan_comp")):  # own shapes: checked after
         stored = read_stored(saved, buffer.name, buffer.kind)
         if stored is None or not isinstance(stored.data, Tensor): continue
+        plain_values = stored.data.is_floating_point() or stored.data.is_complex()
+        if buffer.kind != EXACT and not (compact(stored) or plain_values):
+            raise ValueError(f"{where}: state {buffer.name!r} holds {stored.data.dtype} values without their block "
+                             "scales: codes whose scales were lost (a full state dict of torch.distributed.checkpoint "
+                             "keeps only the entries the loading optimizer has)")
         if stored.scales is None and stored.data.shape != param.shape:
             raise ValueError(f"{where}: state {buffer.name!r} has shape {tuple(stored.data.shape)}, "
                              f"expected {tuple(param.shape)}")

@@ -6,14 +6,14 @@
 __all__ = ['MIN_QUANTIZED_NUMEL', 'SIGNED', 'NONNEGATIVE', 'EXACT', 'MIN_DEFERRED_NUMEL', 'Buffer', 'Stored', 'compact',
            'read_stored', 'stored_compactly', 'fewest_bits', 'decode', 'encode_', 'copy_in_', 'local', 'sharded',
            'shard_groups', 'quantized_bits', 'state_dtype', 'new_state_buffer', 'sharded_state_buffer',
-           'new_kahan_comp', 'convert_storage', 'decoded']
+           'new_kahan_comp', 'placed_like', 'convert_storage', 'decoded']
 
 # %% ../nbs/04_quantized_storage.ipynb #26c3a832
 from contextlib import contextmanager
 from typing import Callable, Iterator, NamedTuple
 import torch
 from torch import Tensor
-from torch.distributed.tensor import DTensor
+from torch.distributed.tensor import DTensor, distribute_tensor
 from .foreach import Tensors, _each, as_real  # _each: a bucket's lists zipped, or single tensors wrapped
 from .codecs import (BLOCK_SIZE, codec, code_bits, decode_blocks, decode_residual, encode_blocks_, encode_residual,
                               quantized_numel)
@@ -50,7 +50,9 @@ def read_stored(state: dict, # a parameter's state (lists for a foreach bucket)
     "Entry `name` of `state` as stored, None if absent: the one place that reads how a state is kept"
     if name not in state: return None
     first = lambda x: x[0] if isinstance(x, list) else x
-    if f"{name}_scale" in state:
+    # values beside a scale are plain all the same: torch.distributed.checkpoint's full state dict fills the loading
+    # optimizer's entries, so a new state's scale of zeros can stay beside the plain values an FSDP2 run saved
+    if f"{name}_scale" in state and not first(state[name]).is_floating_point():
         if kind not in (SIGNED, NONNEGATIVE):
             raise TypeError(f"state {name!r} is kept in block codes, but its buffer is {kind}")
         codes, scales = state[name], state[f"{name}_scale"]
@@ -182,6 +184,17 @@ def new_kahan_comp(param: Tensor, # a bf16/fp16 parameter
                             memory_format=torch.preserve_format)
 
 # %% ../nbs/04_quantized_storage.ipynb #f4090a8c
+def placed_like(has: Stored, # a saved state: plain values, or codes in any layout
+                weights: Tensor, # an FSDP2 parameter's weights, a DTensor sharded by rows
+               ) -> DTensor: # its fp32 values, placed like the weights
+    "`has`'s values placed like FSDP2's weights, whatever layout they were saved in (a full state dict's flat codes)"
+    whole = lambda t: t.full_tensor() if sharded(t) else t  # gathered: flat codes cut by elements, not rows
+    values = whole(has.data)
+    if compact(has):
+        like = torch.empty(weights.shape, dtype=torch.float32, device="meta")
+        values = decode(has._replace(data=values, scales=whole(has.scales)), like)
+    return distribute_tensor(values.float().to(local(weights).device), weights.device_mesh, weights.placements)
+
 def convert_storage(saved: dict, # a parameter's saved state
                     expected: dict, # a new state of this optimizer for the parameter (the storage to convert to)
                     param: Tensor, # the parameter, with the weights the state belongs to
@@ -198,6 +211,14 @@ def convert_storage(saved: dict, # a parameter's saved state
         recoded = relaid or blocks and has.bits != wants.bits  # 8 bits to 4, or back
         if not compact(has) and not compact(wants) and has.data.dtype.itemsize < wants.data.dtype.itemsize:
             converted[name] = has.data.to(wants.data.dtype)  # widened: fp16 mean of squares (torch.optim/optimi_nb 0.1)
+        # FSDP2's codes are blocks within this rank's rows: from anything else (plain values, one process's flat codes)
+        in_rows = blocks and sharded(has.data) and has.data.dim() == 2
+        if wants.scales is not None and sharded(wants.data) and not in_rows:
+            block = codec(wants.signed, wants.bits)[2]
+            fresh = sharded_state_buffer(name, weights, wants.data.dtype, wants.bits, block)
+            encode_blocks_(local(fresh[name]), local(fresh[f"{name}_scale"]), placed_like(has, weights).to_local(),
+                           wants.signed, wants.bits)
+            converted |= fresh; continue
         if compact(has) == compact(wants) and not recoded: continue  # relaid: a full FSDP2 dict's rows to one run
         has = has._replace(data=has.data.to(param.device),
                            scales=None if has.scales is None else has.scales.to(param.device))
@@ -207,8 +228,10 @@ def convert_storage(saved: dict, # a parameter's saved state
             values = decode(has, as_real(weights)) if recoded else as_real(local(has.data))
             codes, scales = codec(wants.signed, wants.bits)[0](values)
             converted[name], converted[f"{name}_scale"] = codes, scales
+        elif sharded(weights):  # plain, placed like FSDP2's weights
+            converted[name] = placed_like(has, weights).to(wants.data.dtype); del converted[f"{name}_scale"]
         else:
-            values = decode(has, as_real(local(weights)))  # the shape and dtype to decode into
+            values = decode(has, as_real(weights))  # the shape and dtype to decode into
             converted[name] = torch.view_as_complex(values) if param.is_complex() else values
             del converted[f"{name}_scale"]
     return converted

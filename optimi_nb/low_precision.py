@@ -101,7 +101,9 @@ def to_low_precision(model: nn.Module, # the model, converted in place
                 entry[1] &= keep; entry[2].append((module, name, is_param))
     for t, keep, holders in plan.values():
         cast = t.data.to(torch.float32 if keep else dtype)
-        if isinstance(t, nn.Parameter): t.data = cast  # the same Parameter object: optimizers built on it stay valid
+        if isinstance(t, nn.Parameter):
+            t.data = cast  # the same Parameter object: optimizers built on it stay valid
+            if t.grad is not None: t.grad = t.grad.to(cast.dtype)  # as `model.to` casts it
         else:
             for module, name, _ in holders: setattr(module, name, cast)
     return model

@@ -271,17 +271,18 @@ def muon_param_groups(model: nn.Module, # the model whose trainable parameters t
                      ) -> list[dict]: # Muon's group, AdamW's with and without decay: (name, param) pairs; no empty one
     "Named param groups: hidden matrices for Muon; embeddings and output head for AdamW; 1-D params for AdamW, no decay"
     modules, params = dict(model.named_modules()), dict(model.named_parameters())
+    named = dict(model.named_parameters(remove_duplicate=False))  # a tied weight under each of its names
     # the output layer, by the usual layout
     if head is None: heads = [name for name, m in modules.items() if isinstance(m, nn.Linear)][-1:]
     else:
         heads = [head] if isinstance(head, str) else list(head)
         for name in heads:
-            if name not in modules and name not in params:
+            if name not in modules and name not in named:
                 linear = [n for n, m in modules.items() if isinstance(m, nn.Linear)]
                 raise ValueError(f"head: the model has no module or parameter named {name!r} "
                                  f"(its nn.Linear modules: {linear})")
     to_adamw = {id(p) for m in model.modules() if isinstance(m, adamw_modules) for p in m.parameters(recurse=False)}
-    to_adamw |= {id(p) for name in heads for p in (modules[name].parameters() if name in modules else [params[name]])}
+    to_adamw |= {id(p) for name in heads for p in (modules[name].parameters() if name in modules else [named[name]])}
     muon, adamw, no_decay = [], [], []
     for name, p in params.items():
         if not p.requires_grad: continue

@@ -64,13 +64,17 @@ def warn_if_high_decay(groups: list[dict], # param groups: `weight_decay` λ and
 # %% ../nbs/01_weight_decay.ipynb #9f968cb0
 def param_groups_weight_decay(model: nn.Module, # the model whose trainable parameters to split
                               weight_decay: float = 1e-2, # λ for the decayed group
-                              additional_layers: list[str] | None = None, # more names or prefixes to exclude: ["embed"]
+                              additional_layers: list[str] | None = None, # parts of names to exclude too: ["embed"]
                              ) -> list[dict]: # the group without decay, then the group with `weight_decay`
     "Two param groups: matrices with `weight_decay`, and biases, 1-D parameters and `additional_layers` without it"
+    if isinstance(additional_layers, str):  # its letters would each be a part of a name
+        raise TypeError(f"additional_layers takes a list of parts of parameter names, got the string "
+                        f"{additional_layers!r}: pass [{additional_layers!r}]")
     excluded = tuple(additional_layers or ())
     decay, no_decay = [], []
     for name, param in model.named_parameters():
         if not param.requires_grad: continue
-        skip = param.ndim <= 1 or name.endswith("bias") or any(name == e or name.startswith(e + ".") for e in excluded)
+        bias = name.rsplit(".", 1)[-1] == "bias"  # a parameter named bias, not one such as attn_bias
+        skip = param.ndim <= 1 or bias or any(part in name for part in excluded)  # anywhere in the name, as optimi
         (no_decay if skip else decay).append(param)
     return [{"params": no_decay, "weight_decay": 0.0}, {"params": decay, "weight_decay": weight_decay}]

@@ -191,6 +191,7 @@ def _run_compiled(self: CompiledCalls, update, weight_decay_, accumulate, group,
     tensor_group, tensor_scalars = self._tensor_scalars(device, group, scalars)
     if self.step_totals:  # no update reads them: not compiled in
         group, tensor_group = ({k: v for k, v in g.items() if k not in self.step_totals} for g in (group, tensor_group))
+    versions = None  # through torch.compile: the tensors' versions, to see whether a failed update changed them
     try:
         call = (self._compiled_call(calls, device, (update, weight_decay_, accumulate), group, scalars, tensor_group,
                                     tensor_scalars, param, grad, tensors)
@@ -199,6 +200,8 @@ def _run_compiled(self: CompiledCalls, update, weight_decay_, accumulate, group,
                 and eval_frame._stance.stance == "default" else None)
         if call is not None: residual_codes = call(tensor_group, tensor_scalars, grad)
         else:
+            changing = [t for t in tree_flatten((param, tensors))[0] if isinstance(t, Tensor)]
+            versions = [t._version for t in changing]
             with more_recompiles(), whole_loop_splits(device.type):  # on a CPU, a guard (The update, written once)
                 codes = device.type != "cpu" and any(isinstance(t, Tensor) and not t.is_floating_point()
                                                      for t in tree_flatten(tensors)[0])  # on a GPU, tuned
@@ -206,6 +209,9 @@ def _run_compiled(self: CompiledCalls, update, weight_decay_, accumulate, group,
                                                                           tensor_group, tensor_scalars, param, grad,
                                                                           *tensors)
     except Exception as error:  # no C++ compiler, an unsupported platform...; the eager update is the same math
+        if versions is not None and versions != [t._version for t in changing]:  # run in part: not to be redone
+            raise RuntimeError(f"compiled=True: torch.compile failed ({failure(error)}) after changing weights or "
+                               "states, so the eager update cannot run instead") from error
         why = (f"torch.compile reached its limit of {MOST_COMPILED} variants of the update (one per shape, dtype and "
                "setting)" if isinstance(error, FailOnRecompileLimitHit) else f"torch.compile failed ({failure(error)})")
         warnings.warn(f"compiled=True: {why}; using the eager update", UserWarning, stacklevel=4)

@@ -26,7 +26,8 @@ class Dispatch(StepGraphs, CompiledCalls):
     "What `BaseOptimizer` inherits to run a step: the paths, buckets, slices, compiled calls and the post-update hook"
     # made anew for each optimizer and copy (`fresh_transients`): name -> maker
     _transients = dict(_plans=dict, _rounding_generators=dict, _warned=set, _param_index=dict, _index_key=lambda: None,
-                       _declared=dict,  # param group's id -> the buffers its states were last given
+                       _declared=dict, _folded=set,  # group id -> buffers its states were given; ids folded since
+                       # their last weight update, under optimizer accumulation
                        _release=lambda: None,  # gradient release's bookkeeping, while its hooks run
                        _release_prepared=lambda: False)  # hooks added for it: a copy has none
     def after_update_(self,
@@ -84,6 +85,7 @@ def step(self: Dispatch,
                             "prepare_for_gradient_release was never called: this is ordinary training, with every "
                             "gradient kept")
         for group in self.param_groups: self._step_group(group)
+    if param is None and self._folded and not self._optimizer_accumulation: self._commit_folded()
     return loss
 
 @patch
@@ -123,6 +125,7 @@ def _count_step(self: Dispatch, param: Tensor, group: dict) -> dict:
     state = self.state[param]
     if not state: state.update(self.init_state(param, group))
     state["step"] += 1
+    (self._folded.add if self._optimizer_accumulation else self._folded.discard)(id(param))
     return state
 
 @patch

@@ -159,7 +159,8 @@ class ScheduleFree(BaseOptimizer):
         check_option("optimizer_accumulation", value)
         if value: raise ValueError(f"{type(self).__name__} has no gradient average to fold micro-batch gradients into: "
                                    "each gradient moves z and y at once. Use gradient accumulation (keep the gradients "
-                                   "and step once) instead")
+                                   "and step once) instead; under gradient release, which steps at each backward, "
+                                   "it cannot accumulate at all")
 
 # %% ../nbs/19_schedulefree.ipynb #de1f37ad
 @patch

@@ -55,6 +55,18 @@ class SGD(BaseOptimizer):
         super().__init__(params, lr, momentum=momentum, dampening=dampening, torch_init=torch_init, nesterov=nesterov,
                          **kwargs)
 
+    @property
+    def optimizer_accumulation(self) -> bool:
+        "While True, steps fold gradients into the momentum buffers without changing the weights"
+        return self._optimizer_accumulation
+
+    @optimizer_accumulation.setter
+    def optimizer_accumulation(self, value: bool) -> None:
+        if value is True and any(g["momentum"] == 0 for g in self.param_groups):  # else the base's checks
+            raise ValueError("SGD without momentum keeps no state to fold micro-batch gradients into: all but the "
+                             "last would be lost. Use gradient accumulation (keep the gradients and step once)")
+        BaseOptimizer.optimizer_accumulation.fset(self, value)
+
     def validate(self, group: dict) -> None:
         "Check the shared hyperparameters, then momentum, dampening, torch_init and nesterov"
         super().validate(group)

@@ -7,7 +7,7 @@ __all__ = ['PLAIN', 'capture_stream', 'cuda_capture', 'CaptureError', 'StepGraph
            'compiled_constants', 'graph_key', 'StepGraphs']
 
 # %% ../nbs/04d_step_graph.ipynb #1dd29839
-import functools
+import functools, numbers
 from typing import Callable
 from fastcore.basics import patch
 import torch
@@ -70,7 +70,7 @@ PLAIN = (bool, int, str, type(None))  # settings compiled code holds as they are
 
 def given_as_tensor(value) -> bool:
     "Whether compiled code takes a setting as a 0-dim tensor, as it takes lr: a nonzero float (zero is held: no decay)"
-    return isinstance(value, float) and value != 0
+    return isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral) and value != 0  # numpy's too
 
 def held(value):
     "What compiled code holds of a setting: a tensor by identity, a float given as a tensor as `...`, a tuple likewise"
@@ -111,7 +111,7 @@ class StepGraphs:
 
     def _scalar_tensor(self, device: torch.device, key, value):
         "A number as the 0-dim tensor on `device` kept for `key`, filled when the value changes; anything else as it is"
-        if isinstance(value, bool) or not isinstance(value, (int, float)): return value  # flags, None, tensors
+        if isinstance(value, bool) or not isinstance(value, numbers.Real): return value  # flags, None, tensors
         tensor, held = self._scalar_tensors.get((device, key)) or (torch.zeros((), device=device), None)
         # on a GPU a fill is a kernel launch: one per new value
         if held != value: self._scalar_tensors[device, key] = (tensor.fill_(value), value)

@@ -206,8 +206,6 @@ def add_param_group(self: BaseOptimizer,
         if complex_param is not None and not self.supports_complex:
             raise TypeError(f"{type(self).__name__} does not support complex parameters (got a {complex_param.dtype} "
                             f"parameter of shape {tuple(complex_param.shape)})")
-    for key, value in {**self.defaults, **param_group}.items():  # numbers and betas as a config may give them
-        if key != "params": param_group[key] = plain_setting(value)
     group = {**self.defaults, **param_group}
     if group["decouple_lr"] and group["max_lr"] is None:
         if group["lr"] == 0:  # the decay is scaled by lr/max_lr
@@ -215,6 +213,8 @@ def add_param_group(self: BaseOptimizer,
                              "max_lr=, the schedule's peak learning rate")
         param_group["max_lr"] = group["lr"]
     self.validate({**group, **param_group})
+    for key, value in {**self.defaults, **param_group}.items():  # numbers and betas as a config may give them
+        if key != "params": param_group[key] = plain_setting(value)
     if group["kahan_precision"] and not any(p.dtype in LOW_PRECISION for p in tensors):
         raise ValueError(f"kahan_precision={group['kahan_precision']!r} stores the Kahan compensation of bf16/fp16 "
                          f"weights, and this param group's are {sorted({str(p.dtype) for p in tensors})}: "

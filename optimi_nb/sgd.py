@@ -55,12 +55,7 @@ class SGD(BaseOptimizer):
         super().__init__(params, lr, momentum=momentum, dampening=dampening, torch_init=torch_init, nesterov=nesterov,
                          **kwargs)
 
-    @property
-    def optimizer_accumulation(self) -> bool:
-        "While True, steps fold gradients into the momentum buffers without changing the weights"
-        return self._optimizer_accumulation
-
-    @optimizer_accumulation.setter
+    @BaseOptimizer.optimizer_accumulation.setter  # the base's property, with this setter
     def optimizer_accumulation(self, value: bool) -> None:
         if value is True and any(g["momentum"] == 0 for g in self.param_groups):  # else the base's checks
             raise ValueError("SGD without momentum keeps no state to fold micro-batch gradients into: all but the "

@@ -71,11 +71,33 @@ def hooked(hooks: dict, # state-dict hooks, each (optimizer, state dict) -> a st
 
 @patch
 def state_dict(self: Checkpoints) -> dict: # torch.optim's keys, and those of `optimizer_wide`
-    "torch.optim's state dict, and `optimizer_wide`'s entries on top and in each param group (DCP keeps only those)"
+    "torch.optim's state dict, `optimizer_wide`'s entries on top and in each group (DCP keeps only those), `folded`"
     with hooks_held(self, "_optimizer_state_dict_post_hooks") as (post_hooks,):
         saved, wide = super(Checkpoints, self).state_dict(), self.optimizer_wide()
-    saved = saved | wide | {"param_groups": [group | wide for group in saved["param_groups"]]}
+    self.share_wide()
+    groups = zip(saved["param_groups"], self.folded_positions())
+    saved = saved | wide | {"param_groups": [group | wide | {"folded": folded} for group, folded in groups]}
     return hooked(post_hooks, self, saved)  # last, as torch.optim runs them: the whole dict
+
+
+# %% ../nbs/06_checkpoint.ipynb #f95f8daf
+@patch
+def share_wide(self: Checkpoints) -> None:
+    "Write `optimizer_wide`'s entries into every param group: DCP's flattened state dicts load only a group's own keys"
+    wide = self.optimizer_wide()
+    for group in self.param_groups: group.update(wide)
+
+@patch
+def folded_positions(self: Checkpoints) -> list[list[int]]: # for each param group, positions in its "params"
+    "Where the parameters are that folded micro-batch gradients since their last update (optimizer accumulation)"
+    return [[i for i, p in enumerate(group["params"]) if id(p) in self._folded] for group in self.param_groups]
+
+@patch
+def fold_at(self: Checkpoints,
+            positions: list, # for each param group, positions in its "params", as `folded_positions` gives them
+           ) -> None:
+    "Take back `folded_positions`: the parameters there folded gradients since their last update"
+    self._folded = {id(group["params"][i]) for group, at in zip(self.param_groups, positions) for i in at}
 
 
 # %% ../nbs/06_checkpoint.ipynb #7c2d9e41
@@ -88,13 +110,15 @@ def load_state_dict(self: Checkpoints,
     state_dict = hooked(self._optimizer_load_state_dict_pre_hooks, self, state_dict)
     self._check_layout(state_dict)
     wide = saved_wide(state_dict, self.optimizer_wide())
+    folded = [group.get("folded", ()) for group in state_dict["param_groups"]]  # none in torch.optim's or older ones
     groups, from_torch = self._own_groups(state_dict, wide)
     state_dict = {**state_dict, "state": self._own_state(state_dict, groups, from_torch), "param_groups": groups}
     with hooks_held(self, "_optimizer_load_state_dict_pre_hooks", "_optimizer_load_state_dict_post_hooks") as held:
         super(Checkpoints, self).load_state_dict(state_dict)
     # step plans and their CUDA graphs hold the replaced states: let them go now, not after the next step
     self._plans, self._graphs = {}, {}
-    self.load_optimizer_wide(wide)
+    self.load_optimizer_wide(wide); self.share_wide()
+    self.fold_at(folded)
     params = [p for g in self.param_groups for p in g["params"]]
     saved_ids = [i for g in state_dict["param_groups"] for i in g["params"]]
     for param, saved_id in zip(params, saved_ids):
@@ -126,7 +150,7 @@ def _own_groups(self: Checkpoints,
                 wide: dict, # its optimizer-wide entries (`saved_wide`)
                ) -> tuple[list[dict], bool]: # the groups as ours, and whether torch.optim saved them
     "The saved param groups under our names, completed from ours, with our `KEPT_HERE`; whether torch.optim saved them"
-    name, names = type(self).__name__, self.optimizer_wide().keys()
+    name, names = type(self).__name__, {*self.optimizer_wide(), "folded"}
     saved_groups = [{k: v for k, v in g.items() if k not in names} for g in state_dict["param_groups"]]
     # ours carry the class name and seed, and every group of ours has `kahan_sum` (even where a tool dropped the rest)
     from_torch = not wide and any("kahan_sum" not in g for g in saved_groups)
@@ -214,8 +238,9 @@ def _own_state(self: Checkpoints,
 @patch
 def __getstate__(self: Checkpoints) -> dict: # attribute names and values to copy
     "What `copy.deepcopy` and pickling keep: torch.optim's state and all our settings, not the object's hooks or caches"
-    return {key: value for key, value in self.__dict__.items()
+    kept = {key: value for key, value in self.__dict__.items()
             if key not in fresh_transients(type(self)) and not key.endswith("_hooks")}
+    return kept | {"_folded_at": self.folded_positions()}  # not by id: a copy's parameters are other objects
 
 @patch
 def __setstate__(self: Checkpoints, state: dict) -> None:
@@ -229,7 +254,8 @@ def __setstate__(self: Checkpoints, state: dict) -> None:
                  _constructing=False)
     for key, value in older.items():
         self.__dict__.setdefault(key, value)
-    self.__dict__.update(fresh_transients(type(self)))
+    folded = self.__dict__.pop("_folded_at", [])
+    self.__dict__.update(fresh_transients(type(self))); self.fold_at(folded)
 
 # %% ../nbs/06_checkpoint.ipynb #50304938
 def torch_optimizer_kind(group: dict, # a param group from a `torch.optim` state dict

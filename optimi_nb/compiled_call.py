@@ -189,8 +189,8 @@ def _run_compiled(self: CompiledCalls, update, weight_decay_, accumulate, group,
                         "on this GPU")
         return update_core(update, weight_decay_, accumulate, group, scalars, param, shaped_like(grad, param), *tensors)
     tensor_group, tensor_scalars = self._tensor_scalars(device, group, scalars)
-    if self.step_totals:  # no update reads them: not compiled in
-        group, tensor_group = ({k: v for k, v in g.items() if k not in self.step_totals} for g in (group, tensor_group))
+    # entries no update reads: not compiled in
+    group, tensor_group = ({k: v for k, v in g.items() if k not in self.unread_keys} for g in (group, tensor_group))
     versions = None  # through torch.compile: the tensors' versions, to see whether a failed update changed them
     try:
         call = (self._compiled_call(calls, device, (update, weight_decay_, accumulate), group, scalars, tensor_group,

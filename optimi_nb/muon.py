@@ -189,9 +189,12 @@ class Muon(BaseOptimizer):
                  adamw_betas: tuple[float, float] = (0.9, 0.99), # AdamW's betas in groups with `use_muon=False`
                  adamw_eps: float = 1e-6, # AdamW's eps in groups with `use_muon=False`
                  **kwargs) -> None:
+        if not isinstance(adamw_betas, (tuple, list)) or len(adamw_betas) != 2:  # checked now, not at their first use
+            raise ValueError(f"adamw_betas must be a tuple of 2 numbers, got {adamw_betas!r}")
+        for i, beta in enumerate(adamw_betas): check_range(f"adamw_betas[{i}]", beta, 0.0, 1.0, high_open=True)
+        check_range("adamw_eps", adamw_eps)
         self.adamw_defaults = dict(betas=adamw_betas, eps=adamw_eps)
-        refuse_fixed(self, kwargs,
-                     decouple_wd="its weight decay is always decoupled")
+        refuse_fixed(self, kwargs, decouple_wd="its weight decay is always decoupled")
         super().__init__(params, lr, momentum=momentum, nesterov=nesterov, ns_coefficients=ns_coefficients, eps=eps,
                          ns_steps=ns_steps, adjust_lr_fn=adjust_lr_fn, use_muon=True, weight_decay=weight_decay,
                          decouple_wd=True, **kwargs)
@@ -200,8 +203,7 @@ class Muon(BaseOptimizer):
         "Add a param group; a group with `use_muon=False` gets AdamW's betas and eps unless it sets its own"
         if param_group.get("use_muon", True) is False: param_group = self.adamw_defaults | param_group
         super().add_param_group(param_group)
-        group = self.param_groups[-1]
-        try: self._check_params(group, len(self.param_groups) - 1)
+        try: self._check_params(self.param_groups[-1], len(self.param_groups) - 1)
         except ValueError: self.param_groups.pop(); raise
 
     def validate(self, group: dict) -> None:
@@ -216,9 +218,8 @@ class Muon(BaseOptimizer):
             raise TypeError(f"ns_steps must be an integer, got {steps!r}")
         check_range("ns_steps", steps, 1, 99)
         ns_schedule(group["ns_coefficients"], steps)  # a ValueError naming a bad name or shape
-        if group["adjust_lr_fn"] not in (None, "original", "match_rms_adamw"):
-            raise ValueError(f"adjust_lr_fn must be None, 'original' or 'match_rms_adamw', "
-                             f"got {group['adjust_lr_fn']!r}")
+        if (fn := group["adjust_lr_fn"]) not in (None, "original", "match_rms_adamw"):
+            raise ValueError(f"adjust_lr_fn must be None, 'original' or 'match_rms_adamw', got {fn!r}")
 
 # %% ../nbs/18_muon.ipynb #319e9d95
 @patch
@@ -275,19 +276,22 @@ def muon_param_groups(model: nn.Module, # the model whose trainable parameters t
     # the output layer, by the usual layout
     if head is None: heads = [name for name, m in modules.items() if isinstance(m, nn.Linear)][-1:]
     else:
-        heads = [head] if isinstance(head, str) else list(head)
+        heads = [head] if isinstance(head, str) else list(head) if isinstance(head, Iterable) else [None]
+        if not all(isinstance(n, str) for n in heads): raise TypeError(f"head must be a name or names, got {head!r}")
         for name in heads:
             if name not in modules and name not in named:
                 linear = [n for n, m in modules.items() if isinstance(m, nn.Linear)]
                 raise ValueError(f"head: the model has no module or parameter named {name!r} "
                                  f"(its nn.Linear modules: {linear})")
+    if not isinstance(adamw_modules, tuple) or not all(isinstance(t, type) for t in adamw_modules):
+        raise TypeError(f"adamw_modules must be a tuple of module types, got {adamw_modules!r}")
     to_adamw = {id(p) for m in model.modules() if isinstance(m, adamw_modules) for p in m.parameters(recurse=False)}
     to_adamw |= {id(p) for name in heads for p in (modules[name].parameters() if name in modules else [named[name]])}
     muon, adamw, no_decay = [], [], []
     for name, p in params.items():
         if not p.requires_grad: continue
         if p.ndim < 2: no_decay.append((name, p))
-        elif id(p) in to_adamw: adamw.append((name, p))
+        elif id(p) in to_adamw or p.shape[0] in (1, p.numel()): adamw.append((name, p))  # one row or column
         else: muon.append((name, p))
     lr = {} if adamw_lr is None else {"lr": adamw_lr}
     decay = {} if adamw_weight_decay is None else {"weight_decay": adamw_weight_decay}

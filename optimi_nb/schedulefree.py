@@ -109,7 +109,8 @@ class ScheduleFree(BaseOptimizer):
     elementwise_update = True
     supports_cautious = False  # y's step also moves it to z, and z - y assumes the whole step: masking moves z and x
     # per group: the averaging's totals t, γ_max, W_t, and whether the step is counted; no update reads them
-    group_keys = step_totals = ("averaging_step", "lr_max", "weight_sum", "step_counted")
+    group_keys = ("averaging_step", "lr_max", "weight_sum", "step_counted")
+    unread_keys = BaseOptimizer.unread_keys + group_keys
 
     @delegates(BaseOptimizer.__init__, but=["decouple_lr", "max_lr"])
     def __init__(self,

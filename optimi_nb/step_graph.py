@@ -79,7 +79,7 @@ def held(value):
 
 def compiled_constants(group: dict, # the param group
                        scalars: dict, # the step's scalars, from `step_scalars`
-                       skip: tuple[str, ...] = (), # group entries no update reads (`StepGraphs.step_totals`)
+                       skip: tuple[str, ...] = (), # group entries no update reads (`StepGraphs.unread_keys`)
                       ) -> tuple: # (settings, flags), tensors by identity
     "What compiled code holds as constants: the group's settings but params, lr and `skip`, and non-number scalars"
     # list comprehensions, not generators: a release hook computes this for every parameter
@@ -103,9 +103,9 @@ def graph_key(group: dict, # the param group
 class StepGraphs:
     "What `Dispatch` inherits to replay a compiled GPU step as a CUDA graph, and to give kernels their scalars"
     capture_steps = True  # False (on an optimizer or a class): no step is recorded as a CUDA graph
-    # param-group entries that change every step but no update reads (Schedule-Free's running totals): held as
-    # constants, they would make compiled code and CUDA graphs anew each step
-    step_totals: tuple[str, ...] = ()
+    # param-group entries no update reads: held as constants, those that change (Schedule-Free's running totals,
+    # which it adds, change every step) would make compiled code and CUDA graphs anew; `Checkpoints.optimizer_wide`'s
+    unread_keys: tuple[str, ...] = ("optimizer", "rounding_seed", "train_mode")
     # made anew for each optimizer and copy (`fresh_transients`): name -> maker
     _transients = dict(_graphs=dict, _graph_pools=dict, _scalar_tensors=dict, _tensor_groups=dict)
 
@@ -164,7 +164,7 @@ def _run_recorded(self: StepGraphs,
     if graph is None:  # its graphs' pool: the device's, made on the current device (`_recordable` checked it is)
         pool = self._graph_pools.get(device) or self._graph_pools.setdefault(device, torch.cuda.MemPool())
         graph = self._graphs[owner] = StepGraph(pool.id)
-    try: graph(plan, graph_key(group, grads, scalars, self._optimizer_accumulation, self.step_totals), work)
+    try: graph(plan, graph_key(group, grads, scalars, self._optimizer_accumulation, self.unread_keys), work)
     except CaptureError as error:  # nothing ran while recording: the step runs once, as it is
         self._graphs.clear(); self.capture_steps = False
         self._warn_once("capture", f"recording the step as a CUDA graph failed ({str(error)[:200]}); "

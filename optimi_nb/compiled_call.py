@@ -22,7 +22,6 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 from .kahan import tracing_for_inductor
 from .layout import shaped_like
 from .low_precision import gpu_capability, inductor_refuses
-from .step_graph import compiled_constants
 from .storage import copy_in_
 from .update import compiled_form, compiled_update_core, update_core, whole_loop_splits
 
@@ -165,7 +164,7 @@ class CompiledCalls:
         "This update's compiled call for this step from `calls`, made at its key's first step; None: torch.compile"
         update, weight_decay_, accumulate = rule
         grads = grad if isinstance(grad, list) else [grad]
-        key = (id(param), compiled_constants(group, scalars), accumulate,
+        key = (id(param), self._constants(device, group, scalars), accumulate,
                tuple([None if g.is_contiguous() else g.stride() for g in grads]))
         call = calls.get(key, False)
         if call is False:  # made once per key: None too, where the update goes through torch.compile
@@ -189,8 +188,6 @@ def _run_compiled(self: CompiledCalls, update, weight_decay_, accumulate, group,
                         "on this GPU")
         return update_core(update, weight_decay_, accumulate, group, scalars, param, shaped_like(grad, param), *tensors)
     tensor_group, tensor_scalars = self._tensor_scalars(device, group, scalars)
-    # entries no update reads: not compiled in
-    group, tensor_group = ({k: v for k, v in g.items() if k not in self.unread_keys} for g in (group, tensor_group))
     versions = None  # through torch.compile: the tensors' versions, to see whether a failed update changed them
     try:
         call = (self._compiled_call(calls, device, (update, weight_decay_, accumulate), group, scalars, tensor_group,

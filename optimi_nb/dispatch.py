@@ -32,11 +32,11 @@ class Dispatch(StepGraphs, CompiledCalls):
                        _release_prepared=lambda: False)  # hooks added for it: a copy has none
     def after_update_(self,
                       group: dict, # the param group
-                      param: Tensors, # weights, just updated
+                      param: Tensors, # weights, just updated; under stochastic rounding their exact fp32 values
                       state: dict, # their state, Kahan compensation decoded (lists of tensors for a foreach bucket)
                       step: int, # t, counting from 1
                      ) -> None:
-        "Work after the weights are updated and committed (Ranger's lookahead); nothing by default"
+        "Work after the weights are updated and committed (Ranger's lookahead), or rounded just after; nothing by default"
 
     @property
     def _updates_plainly(self) -> bool:
@@ -50,10 +50,8 @@ class Dispatch(StepGraphs, CompiledCalls):
 
     @optimizer_accumulation.setter
     def optimizer_accumulation(self, value: bool) -> None:
-        if not isinstance(value, bool):
-            raise TypeError(f"optimizer_accumulation must be True or False, got {value!r}")
-        if value and any(g["weight_decay"] and not (g["decouple_wd"] or g["decouple_lr"])
-                         for g in self.param_groups):
+        if not isinstance(value, bool): raise TypeError(f"optimizer_accumulation must be True or False, got {value!r}")
+        if value and any(g["weight_decay"] and not (g["decouple_wd"] or g["decouple_lr"]) for g in self.param_groups):
             warnings.warn("optimizer_accumulation with L2 weight decay: the decay enters only the gradient of the "
                           "final, weight-updating step; use decoupled weight decay", UserWarning, stacklevel=2)
         self._optimizer_accumulation = value
@@ -265,7 +263,10 @@ def _run(self: Dispatch, group: dict, prepared: Prepared, grad: Tensors, step: i
         for piece in in_slices(*tensors, size=size): update_core(*rule, *piece)
     else: update_core(*rule, *tensors)
     if accumulate: return
-    if rounding_buffer is not None: self._round_stochastically(owner, param, rounding_buffer, grad, step)
+    if rounding_buffer is not None:  # the hook works on the exact weights, rounded once after it
+        exact = rounding_buffer.add_(param)
+        if not self._updates_plainly: self.after_update_(group, exact, state, step)
+        return self._round_stochastically(owner, param, exact, grad, step)
     if self._updates_plainly: return
     with decoded(state, ("kahan_comp",), param) as (weights, working):  # the hook sees the compensation itself
         self.after_update_(group, weights, state | working, step)
@@ -283,11 +284,11 @@ def working_state(self: Dispatch,
 def _round_stochastically(self: Dispatch,
                           owner: Tensor, # the optimizer's parameter, whose position seeds the noise
                           param: Tensor, # its weights, or their local shard
-                          update: Tensor, # the fp32 update to add, overwritten
+                          exact: Tensor, # the exact fp32 weights, θ plus the update: overwritten
                           scratch: Tensor, # a buffer like `param` for the noise (the gradient's)
                           step: int, # t, counting from 1
                          ) -> None:
-    "θ ← θ + update, rounded stochastically; noise seeded by seed, parameter position, step and, under FSDP2, the rank"
+    "θ ← exact, rounded stochastically; noise seeded by seed, parameter position, step and, under FSDP2, the rank"
     if param.is_meta: return  # shapes only (a model built on the meta device): no values, and no generator there
     # each rank's shard draws noise of its own
     shard = torch.distributed.get_rank() if hasattr(owner, "device_mesh") else 0
@@ -295,5 +296,5 @@ def _round_stochastically(self: Dispatch,
     generator.manual_seed((self.rounding_seed * 1_000_003 + self._group_and_position(owner)[1]) * 1_000_033
                           + step + shard * 1_000_000_007)
     # a DTensor's shard: its random fill has no sharding rule
-    param, update, scratch = local(param), local(update), local(scratch)
-    stochastic_round_(param, update.add_(param), generator, scratch)
+    param, exact, scratch = local(param), local(exact), local(scratch)
+    stochastic_round_(param, exact, generator, scratch)

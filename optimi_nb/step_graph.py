@@ -118,7 +118,7 @@ class StepGraphs:
         return tensor
 
     def _tensor_scalars(self, device: torch.device, group: dict, scalars: dict) -> tuple[dict, dict]:
-        "The group with lr and its nonzero floats, and the step's numeric scalars, as 0-dim tensors on `device`"
+        "The group, lr and its nonzero floats as 0-dim tensors on `device`, less `unread_keys`; the step's scalars too"
         tensor = functools.partial(self._scalar_tensor, device)  # each filled when its value changes
         # the group's tensors are its own, so the group made from them can be kept while its values are (a release
         # hook asks for every parameter)
@@ -128,8 +128,14 @@ class StepGraphs:
             given = {k: tuple([mine((k, i), x) for i, x in enumerate(v)]) if isinstance(v, tuple) else mine((k,), v)
                      for k, v in group.items() if type(v) not in PLAIN and k != "params"}
             given["lr"] = tensor((id(group), "lr"), group["lr"])
-            kept = self._tensor_groups[device, id(group)] = (group, values, group | given)
+            read = {k: v for k, v in (group | given).items() if k not in self.unread_keys}  # made once, not per call
+            settings = compiled_constants(group, {}, self.unread_keys)[0]  # and what compiled code holds of it
+            kept = self._tensor_groups[device, id(group)] = (group, values, read, settings)
         return kept[2], {key: tensor(key, v) for key, v in scalars.items()}
+
+    def _constants(self, device: torch.device, group: dict, scalars: dict) -> tuple:
+        "`compiled_constants(group, scalars, unread_keys)`, the group's part as `_tensor_scalars` kept it last"
+        return self._tensor_groups[device, id(group)][3], compiled_constants({}, scalars)[1]
 
     def _recordable(self, group: dict, plan) -> torch.device | None:
         "The GPU of `plan`'s step if a CUDA graph may record it: compiled, element-wise, nothing done on the host"

@@ -36,7 +36,7 @@ class Dispatch(StepGraphs, CompiledCalls):
                       state: dict, # their state, Kahan compensation decoded (lists of tensors for a foreach bucket)
                       step: int, # t, counting from 1
                      ) -> None:
-        "Work after the weights are updated and committed (Ranger's lookahead), or rounded just after; nothing by default"
+        "Work after the weights are updated and committed (Ranger's lookahead), or before rounding; nothing by default"
 
     @property
     def _updates_plainly(self) -> bool:

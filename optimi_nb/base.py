@@ -221,7 +221,7 @@ def add_param_group(self: BaseOptimizer,
                          "set it to None for this group")
     if not getattr(self, "_constructing", False): warn_if_high_decay([group])
     super(BaseOptimizer, self).add_param_group(param_group)
-    self.param_groups[-1].update(self.optimizer_wide())  # as `share_wide` writes them into every group
+    self.share_wide()  # the optimizer-wide entries, in the new group too
     if getattr(self, "_release", None) is not None:  # added while gradient release hooks run: hook what trains already
         for param in self.param_groups[-1]["params"]: self._release.hook_later(param)
 

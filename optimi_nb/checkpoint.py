@@ -83,9 +83,9 @@ def state_dict(self: Checkpoints) -> dict: # torch.optim's keys, and those of `o
 # %% ../nbs/06_checkpoint.ipynb #f95f8daf
 @patch
 def share_wide(self: Checkpoints) -> None:
-    "Write `optimizer_wide`'s entries into every param group: DCP's flattened state dicts load only a group's own keys"
+    "`optimizer_wide`'s entries and `folded` in every param group: DCP's flattened state dicts load a group's own keys"
     wide = self.optimizer_wide()
-    for group in self.param_groups: group.update(wide)
+    for group, folded in zip(self.param_groups, self.folded_positions()): group.update(wide, folded=folded)
 
 @patch
 def folded_positions(self: Checkpoints) -> list[list[int]]: # for each param group, positions in its "params"
@@ -117,8 +117,7 @@ def load_state_dict(self: Checkpoints,
         super(Checkpoints, self).load_state_dict(state_dict)
     # step plans and their CUDA graphs hold the replaced states: let them go now, not after the next step
     self._plans, self._graphs = {}, {}
-    self.load_optimizer_wide(wide); self.share_wide()
-    self.fold_at(folded)
+    self.load_optimizer_wide(wide); self.fold_at(folded); self.share_wide()
     params = [p for g in self.param_groups for p in g["params"]]
     saved_ids = [i for g in state_dict["param_groups"] for i in g["params"]]
     for param, saved_id in zip(params, saved_ids):

@@ -169,14 +169,14 @@ class ScheduleFree(BaseOptimizer):
 def eval(self: ScheduleFree) -> None:
     "Switch the parameters to x, the average, for evaluation and for saving the model; a no-op in eval mode"
     if self._train_mode: self._move_parameters(-1.0)
-    self._train_mode = False
+    self._train_mode = False; self.share_wide()  # the groups' copy of the mode too
 
 @patch
 @torch.no_grad()
 def train(self: ScheduleFree) -> None:
     "Switch the parameters back to y, where gradients are taken; a no-op in train mode"
     if not self._train_mode: self._move_parameters(1.0)
-    self._train_mode = True
+    self._train_mode = True; self.share_wide()
 
 # %% ../nbs/19_schedulefree.ipynb #b744a0b7
 @patch

@@ -105,7 +105,7 @@ class StepGraphs:
     capture_steps = True  # False (on an optimizer or a class): no step is recorded as a CUDA graph
     # param-group entries no update reads: held as constants, those that change (Schedule-Free's running totals,
     # which it adds, change every step) would make compiled code and CUDA graphs anew; `Checkpoints.optimizer_wide`'s
-    unread_keys: tuple[str, ...] = ("optimizer", "rounding_seed", "train_mode")
+    unread_keys: tuple[str, ...] = ("optimizer", "rounding_seed", "train_mode", "folded")
     # made anew for each optimizer and copy (`fresh_transients`): name -> maker
     _transients = dict(_graphs=dict, _graph_pools=dict, _scalar_tensors=dict, _tensor_groups=dict)
 

@@ -107,7 +107,7 @@ class StepGraphs:
     # which it adds, change every step) would make compiled code and CUDA graphs anew; `Checkpoints.optimizer_wide`'s
     unread_keys: tuple[str, ...] = ("optimizer", "rounding_seed", "train_mode", "folded")
     # made anew for each optimizer and copy (`fresh_transients`): name -> maker
-    _transients = dict(_graphs=dict, _graph_pools=dict, _scalar_tensors=dict, _tensor_groups=dict)
+    _transients = dict(_graphs=dict, _graph_pools=dict, _scalar_tensors=dict, _tensor_groups=dict, _step_numbers=dict)
 
     def _scalar_tensor(self, device: torch.device, key, value):
         "A number as the 0-dim tensor on `device` kept for `key`, filled when the value changes; anything else as it is"
@@ -131,11 +131,17 @@ class StepGraphs:
             read = {k: v for k, v in (group | given).items() if k not in self.unread_keys}  # made once, not per call
             settings = compiled_constants(group, {}, self.unread_keys)[0]  # and what compiled code holds of it
             kept = self._tensor_groups[device, id(group)] = (group, values, read, settings)
-        return kept[2], {key: tensor(key, v) for key, v in scalars.items()}
+        last = self._step_numbers.get(device)  # the scalars last given and their tensors: a step's hooks share them
+        try: same = last is not None and last[0] == scalars
+        except RuntimeError: same = False  # a tensor of several elements among them: compare no further
+        if not same:
+            last = self._step_numbers[device] = (dict(scalars), {key: tensor(key, v) for key, v in scalars.items()},
+                                                 compiled_constants({}, scalars)[1])
+        return kept[2], last[1]
 
     def _constants(self, device: torch.device, group: dict, scalars: dict) -> tuple:
-        "`compiled_constants(group, scalars, unread_keys)`, the group's part as `_tensor_scalars` kept it last"
-        return self._tensor_groups[device, id(group)][3], compiled_constants({}, scalars)[1]
+        "`compiled_constants(group, scalars, unread_keys)`, as `_tensor_scalars` kept them last"
+        return self._tensor_groups[device, id(group)][3], self._step_numbers[device][2]
 
     def _recordable(self, group: dict, plan) -> torch.device | None:
         "The GPU of `plan`'s step if a CUDA graph may record it: compiled, element-wise, nothing done on the host"

@@ -164,7 +164,7 @@ class CompiledCalls:
         "This update's compiled call for this step from `calls`, made at its key's first step; None: torch.compile"
         update, weight_decay_, accumulate = rule
         grads = grad if isinstance(grad, list) else [grad]
-        key = (id(param), self._constants(device, group, scalars), accumulate,
+        key = (id(param), self._constants(device, group), accumulate,
                tuple([None if g.is_contiguous() else g.stride() for g in grads]))
         call = calls.get(key, False)
         if call is False:  # made once per key: None too, where the update goes through torch.compile

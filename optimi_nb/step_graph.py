@@ -139,8 +139,8 @@ class StepGraphs:
                                                  compiled_constants({}, scalars)[1])
         return kept[2], last[1]
 
-    def _constants(self, device: torch.device, group: dict, scalars: dict) -> tuple:
-        "`compiled_constants(group, scalars, unread_keys)`, as `_tensor_scalars` kept them last"
+    def _constants(self, device: torch.device, group: dict) -> tuple:
+        "`compiled_constants(group, scalars, unread_keys)` of the last `_tensor_scalars(device, group, scalars)`"
         return self._tensor_groups[device, id(group)][3], self._step_numbers[device][2]
 
     def _recordable(self, group: dict, plan) -> torch.device | None:

@@ -9,7 +9,8 @@ __all__ = ['AdamW']
 from torch import Tensor
 from typing import Iterable
 from fastcore.meta import delegates
-from .base import BaseOptimizer, refuse_fixed
+from .arguments import refuse_fixed
+from .base import BaseOptimizer
 from .adam import Adam
 
 # %% ../nbs/12_adamw.ipynb #5f32c90e

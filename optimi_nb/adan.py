@@ -9,9 +9,10 @@ __all__ = ['adan_update', 'Adan']
 from torch import Tensor
 from typing import Iterable
 from fastcore.meta import delegates
-from .adam import debias_beta
-from .base import EXACT, NONNEGATIVE, SIGNED, BaseOptimizer, Buffer, check_option, refuse_fixed
-from .foreach import Tensors, add_, addcdiv_, addcmul_, copy_, lerp_, mul_, sqrt_into_, sub_
+from .adam import debias_beta, denominator_into_
+from .arguments import check_option, refuse_fixed
+from .base import EXACT, NONNEGATIVE, SIGNED, BaseOptimizer, Buffer
+from .foreach import Tensors, add_, addcdiv_, addcmul_, copy_, lerp_, mul_, sub_
 from .weight_decay import decay_fraction, decays, shrink_, weight_decay_
 
 # %% ../nbs/15_adan.ipynb #9b6e5081
@@ -42,7 +43,7 @@ def adan_update(param: Tensors, # weights
     mul_(exp_avg_sq, beta3); addcmul_(exp_avg_sq, prev_grad, prev_grad, value=1 - beta3)
     copy_(prev_grad, grad)                                            # keep g for the next step
     if target is None: return
-    sqrt_into_(grad, exp_avg_sq); add_(grad, eps)                     # grad's buffer ← √n + ε
+    denominator_into_(grad, exp_avg_sq, eps)                          # grad's buffer ← √n + ε
     addcdiv_(target, exp_avg, grad, value=-lr * lr_scale)
     addcdiv_(target, exp_avg_diff, grad, value=-lr * lr_scale * diff_weight)
 

@@ -9,7 +9,8 @@ __all__ = ['lion_update', 'Lion']
 from torch import Tensor
 from typing import Iterable
 from fastcore.meta import delegates
-from .base import SIGNED, BaseOptimizer, Buffer, refuse_fixed
+from .arguments import refuse_fixed
+from .base import SIGNED, BaseOptimizer, Buffer
 from .foreach import Tensors, add_, copy_, lerp_, sign_
 
 # %% ../nbs/14_lion.ipynb #202273e1

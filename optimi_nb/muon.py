@@ -15,7 +15,8 @@ from fastcore.meta import delegates
 import torch
 from torch import Tensor, nn
 from .adam import Adam, adam_update, debias_beta
-from .base import SIGNED, BaseOptimizer, Buffer, check_option, check_range, refuse_fixed
+from .arguments import check_integer, check_option, check_range, refuse_fixed
+from .base import SIGNED, BaseOptimizer, Buffer
 from .foreach import Tensors, add_, lerp_
 
 NS_COEFFICIENTS = (3.4445, -4.7750, 2.0315)  # Jordan et al.'s quintic, steep at 0: 5 iterations put σ in ~[0.68, 1.21]
@@ -213,10 +214,7 @@ class Muon(BaseOptimizer):
         if not group["use_muon"]: return
         check_range("momentum", group["momentum"], 0.0, 1.0, high_open=True)
         check_option("nesterov", group["nesterov"])
-        steps = group["ns_steps"]
-        if isinstance(steps, bool) or not isinstance(steps, int):
-            raise TypeError(f"ns_steps must be an integer, got {steps!r}")
-        check_range("ns_steps", steps, 1, 99)
+        check_integer("ns_steps", steps := group["ns_steps"]); check_range("ns_steps", steps, 1, 99)
         ns_schedule(group["ns_coefficients"], steps)  # a ValueError naming a bad name or shape
         if (fn := group["adjust_lr_fn"]) not in (None, "original", "match_rms_adamw"):
             raise ValueError(f"adjust_lr_fn must be None, 'original' or 'match_rms_adamw', got {fn!r}")

@@ -12,7 +12,8 @@ from fastcore.basics import patch
 from fastcore.meta import delegates
 import torch
 from torch import Tensor
-from .base import NONNEGATIVE, SIGNED, Buffer, check_range
+from .arguments import check_range
+from .base import NONNEGATIVE, SIGNED, Buffer
 from .foreach import Tensors, lerp_
 from .muon import Muon, muon_update, muon_or_adamw_update
 

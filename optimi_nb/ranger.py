@@ -11,7 +11,8 @@ from torch import Tensor
 from typing import Iterable
 from fastcore.basics import patch
 from fastcore.meta import delegates
-from .base import BaseOptimizer, check_range
+from .arguments import check_integer, check_range
+from .base import BaseOptimizer
 from .foreach import Tensors, add_, copy_, mul_, sub_
 from .kahan import LOW_PRECISION
 from .radam import RAdam
@@ -54,9 +55,7 @@ class Ranger(RAdam):
     def validate(self, group: dict) -> None:
         "Check RAdam's hyperparameters, then k (an integer ≥ 1) and alpha (in [0, 1])"
         super().validate(group)
-        if isinstance(group["k"], bool) or not isinstance(group["k"], int):
-            raise TypeError(f"k must be an integer, got {group['k']!r}")
-        check_range("k", group["k"], 1)
+        check_integer("k", group["k"])
         check_range("alpha", group["alpha"], 0.0, 1.0)
 
     def init_state(self,

@@ -13,7 +13,8 @@ from torch import Tensor
 from fastcore.basics import patch
 from fastcore.meta import delegates
 from .adam import debias_beta
-from .base import EXACT, NONNEGATIVE, BaseOptimizer, Buffer, check_option, check_range, refuse_fixed
+from .arguments import check_integer, check_option, check_range, refuse_fixed
+from .base import EXACT, NONNEGATIVE, BaseOptimizer, Buffer
 from .foreach import Tensors, add_, addcmul_, div_, mul_
 from .kahan import kahan_commit_compiled_
 
@@ -131,10 +132,7 @@ class ScheduleFree(BaseOptimizer):
         super().validate(group)
         if group["decouple_lr"]: raise ValueError("decouple_lr=True: Schedule-Free decays at y inside its step, scaled "
                                                   "by lr; fully decoupled decay is not supported")
-        warmup_steps = group["warmup_steps"]
-        if isinstance(warmup_steps, bool) or not isinstance(warmup_steps, int):
-            raise TypeError(f"warmup_steps must be an integer, got {warmup_steps!r}")
-        if warmup_steps < 0: raise ValueError(f"Invalid warmup_steps: {warmup_steps!r} (expected 0 <= warmup_steps)")
+        check_integer("warmup_steps", group["warmup_steps"], low=0)
         check_range("r", group["r"]); check_range("weight_lr_power", group["weight_lr_power"])
 
     @property

@@ -10,7 +10,8 @@ from torch import Tensor
 from typing import Iterable
 from fastcore.basics import patch
 from fastcore.meta import delegates
-from .base import SIGNED, BaseOptimizer, Buffer, check_option, check_range
+from .arguments import check_option, check_range
+from .base import SIGNED, BaseOptimizer, Buffer
 from .foreach import Tensors, add_, mul_
 
 # %% ../nbs/10_sgd.ipynb #d039f672

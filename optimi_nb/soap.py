@@ -13,7 +13,8 @@ from fastcore.meta import delegates
 import torch
 from torch import Tensor
 from .adam import debias_beta
-from .base import EXACT, NONNEGATIVE, SIGNED, BaseOptimizer, Buffer, check_range, refuse_fixed
+from .arguments import check_integer, check_range, refuse_fixed
+from .base import EXACT, NONNEGATIVE, SIGNED, BaseOptimizer, Buffer
 from .foreach import Tensors
 from .weight_decay import decay_fraction
 
@@ -185,11 +186,7 @@ class SOAP(BaseOptimizer):
                              "torch.compile would not fuse; use compiled=False")
         if group["shampoo_beta"] not in (None, -1):
             check_range("shampoo_beta", group["shampoo_beta"], 0.0, 1.0, high_open=True)
-        for name in ("precondition_frequency", "max_precond_dim"):
-            value = group[name]
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"{name} must be an integer, got {value!r}")
-            check_range(name, value, 1)
+        for name in ("precondition_frequency", "max_precond_dim"): check_integer(name, group[name])
 
 # %% ../nbs/18b_soap.ipynb #d8dc876e
 EXP_AVG_ROTATED = "exp_avg_rotated"  # the state entry that marks m as kept in the eigenbases (True)

@@ -33,7 +33,7 @@ def update_moments_(grad: Tensors, # gradients
     mul_(exp_avg_sq, beta2)
     addcmul_(exp_avg_sq, grad, grad, value=1 - beta2)
 
-FP16_TINY = 2.0 ** -24  # fp16's smallest positive (subnormal) value, 6e-8: a smaller √v + ε rounds to 0 in an fp16 buffer
+FP16_TINY = 2.0 ** -24  # fp16's smallest positive (subnormal) value, 6e-8: less rounds to 0 in an fp16 buffer
 
 def denominator_into_(scratch: Tensors, # a buffer like the weights that may be overwritten (the gradient's)
                       exp_avg_sq: Tensors, # v

@@ -11,7 +11,8 @@ from typing import Callable, Iterable
 from fastcore.basics import patch
 from torch import Tensor
 from torch.optim import Optimizer
-from .arguments import check_option, check_range, init_keywords, init_summary, parameters_doc, plain_setting
+from .arguments import check_integer, check_option, check_range, plain_setting
+from .arguments import init_keywords, init_summary, parameters_doc
 from .checkpoint import Checkpoints, fresh_transients
 from .dispatch import Dispatch
 from .foreach import Tensors
@@ -123,7 +124,8 @@ def add_param_group(self: BaseOptimizer,
                     param_group: dict, # its parameters under "params", and any hyperparameters not the defaults
                    ) -> None:
     "Add a param group after filling in its `max_lr` and checking every hyperparameter and parameter"
-    if not isinstance(param_group, dict): raise TypeError(f"param_group must be a dict, got {type(param_group).__name__}")
+    if not isinstance(param_group, dict):
+        raise TypeError(f"param_group must be a dict, got {type(param_group).__name__}")
     params = param_group["params"]
     if not isinstance(params, set):  # torch.optim refuses sets itself (their order is not reproducible)
         param_group["params"] = params = [params] if isinstance(params, Tensor) else list(params)
@@ -224,6 +226,7 @@ def unwrapped(optimizer: Optimizer, # an optimizer, or a wrapper of its class
 @patch
 def __setattr__(self: BaseOptimizer, name: str, value) -> None:
     "Set `name`, on the optimizer itself where `self` is a wrapper of its class (Lightning's `LightningOptimizer`)"
+    if name == "rounding_seed": check_integer(name, value, low=0); value = int(value)  # numpy's too
     wrapped = unwrapped(self)
     if wrapped is not self and hasattr(wrapped, name): setattr(wrapped, name, value)
     else: object.__setattr__(self, name, value)

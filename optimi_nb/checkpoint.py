@@ -13,6 +13,7 @@ from typing import Iterator
 from fastcore.basics import patch
 import torch
 from torch import Tensor
+from .arguments import check_integer
 from .state_fit import check_fit, follow_weights, saved_step
 from .storage import convert_storage
 
@@ -107,6 +108,7 @@ def load_state_dict(self: Checkpoints,
     state_dict = hooked(self._optimizer_load_state_dict_pre_hooks, self, state_dict)
     self._check_layout(state_dict)
     wide = saved_wide(state_dict, self.optimizer_wide())
+    if "rounding_seed" in wide: check_integer("rounding_seed", wide["rounding_seed"], low=0)
     folded = [group.get("folded", ()) for group in state_dict["param_groups"]]  # none in torch.optim's or older ones
     groups, from_torch = self._own_groups(state_dict, wide)
     state_dict = {**state_dict, "state": self._own_state(state_dict, groups, from_torch), "param_groups": groups}
@@ -200,7 +202,8 @@ def _own_state(self: Checkpoints,
                     raise ValueError(f"{where}: state {key!r} has shape {tuple(value.shape)}, "
                                      f"expected {tuple(expected[key].shape)}")
                 if value.is_floating_point() != expected[key].is_floating_point():  # an int64 where numbers go
-                    raise ValueError(f"{where}: state {key!r} holds {value.dtype} values, expected {expected[key].dtype}")
+                    raise ValueError(f"{where}: state {key!r} holds {value.dtype} values, "
+                                     f"expected {expected[key].dtype}")
             state[saved_id] = saved_state
     return state
 

@@ -72,7 +72,7 @@ def step(self: Dispatch,
         if param.grad is not None: self._step_param(param)
     elif self._release is not None:
         # set by a GradScaler, which sees _step_supports_amp_scaling
-        if getattr(self, "grad_scale", None) is not None:
+        if any(getattr(self, a, None) is not None for a in ("grad_scale", "found_inf")):  # found_inf: unscaled first
             raise RuntimeError("a GradScaler cannot work with gradient release: the hooks already stepped each "
                                "parameter with its scaled gradient during backward, before the scaler could unscale "
                                "or check them. Train in bf16, which needs no GradScaler")
@@ -293,8 +293,8 @@ def _round_stochastically(self: Dispatch,
     # each rank's shard draws noise of its own
     shard = torch.distributed.get_rank() if hasattr(owner, "device_mesh") else 0
     generator = self._rounding_generators.setdefault(param.device, torch.Generator(device=param.device))
-    generator.manual_seed((self.rounding_seed * 1_000_003 + self._group_and_position(owner)[1]) * 1_000_033
-                          + step + shard * 1_000_000_007)
+    generator.manual_seed(((self.rounding_seed * 1_000_003 + self._group_and_position(owner)[1]) * 1_000_033
+                           + step + shard * 1_000_000_007) % 2**64)  # a generator takes 64 bits: any seed fits
     # a DTensor's shard: its random fill has no sharding rule
     param, exact, scratch = local(param), local(exact), local(scratch)
     stochastic_round_(param, exact, generator, scratch)

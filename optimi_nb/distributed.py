@@ -36,8 +36,7 @@ def prepare_ddp_for_gradient_release(ddp_model: nn.parallel.DistributedDataParal
             for param, grad in pairs:
                 if id(param) in absent: continue
                 param.grad = grad  # the averaged gradient: a view into the bucket, used as scratch by the step
-                optimizer.step(param=param)
-                param.grad = None
+                optimizer._release.step(optimizer, param)  # and freed; warns of a loop stepping once per backwards
             return bucket.buffer()
         def after_ddp():  # DDP has set .grad where some rank had a gradient and left None where none had
             for param, _ in pairs:

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 from fastcore.basics import patch
 import torch
+import torch.distributed as dist
 from torch import Tensor, nn
+from .arguments import check_option
 from .base import BaseOptimizer, unwrapped
 from .dispatch import NotInParamGroups
 
@@ -80,12 +82,16 @@ def stepping_while_alive(optimizer: BaseOptimizer) -> Callable[[Tensor], None]:
         if (live := optimizer()) is not None and live._release is not None: live._release.step(live, param)
     return step
 
+
+# %% ../nbs/08_release.ipynb #3640f7a2
 def prepare_for_gradient_release(model: nn.Module, # the model whose parameters the hooks update
                                  optimizer: BaseOptimizer, # an optimi_nb optimizer built with `gradient_release=True`
                                  # add ours even if parameters have post-accumulate-grad hooks; re-prepare a model
                                  ignore_existing_hooks: bool = False,
                                 ) -> None:
     "Step each of `model`'s trainable parameters in `optimizer` during backward, as soon as its gradient is complete"
+    if not isinstance(model, nn.Module): raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    check_option("ignore_existing_hooks", ignore_existing_hooks)
     optimizer = unwrapped(optimizer)  # Lightning's `self.optimizers()`: its `step` would count a training step a hook
     if not isinstance(optimizer, BaseOptimizer):
         wraps = next((a for a in ("optimizer", "opt") if isinstance(getattr(optimizer, a, None), BaseOptimizer)), None)
@@ -109,7 +115,16 @@ def prepare_for_gradient_release(model: nn.Module, # the model whose parameters 
                          "remove_gradient_release, such as both = nn.ModuleList([encoder, decoder]); or remove "
                          "release from the other first")
     optimized = {id(p) for g in optimizer.param_groups for p in g["params"]}
+    if not any(id(p) in optimized for p in model.parameters()):
+        raise ValueError(f"none of this {type(model).__name__}'s parameters is in the optimizer: build the optimizer "
+                         "on them (or add them with add_param_group) before preparing the model")
     params = [p for p in model.parameters() if p.requires_grad and id(p) in optimized]
+    if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1 and not any(
+            hasattr(p, "to_local") for p in params):  # several processes, and no FSDP2 (DTensor) parameter
+        warnings.warn(f"{dist.get_world_size()} processes: if this model is (or will be) wrapped in "
+                      "DistributedDataParallel, these hooks step before DDP averages the gradients and the replicas "
+                      "drift apart; use optimi_nb.distributed.prepare_ddp_for_gradient_release(ddp_model, optimizer)",
+                      UserWarning, stacklevel=2)
     if not ignore_existing_hooks and any(p._post_accumulate_grad_hooks for p in params):
         raise ValueError("model has post-accumulate-grad hooks already; "
                          "pass ignore_existing_hooks=True to add ours anyway")
@@ -128,6 +143,10 @@ def prepare_for_gradient_release(model: nn.Module, # the model whose parameters 
 def remove_gradient_release(model: nn.Module, # a model passed to `prepare_for_gradient_release`
                            ) -> None:
     "Remove the gradient release hooks from `model`; its optimizer's ordinary `step()` and `zero_grad()` work again"
+    if isinstance(model, nn.parallel.DistributedDataParallel):
+        raise ValueError("remove_gradient_release cannot undo prepare_ddp_for_gradient_release: DDP keeps a "
+                         "communication hook for its lifetime. Wrap the module in a new DistributedDataParallel, with "
+                         "an optimizer built without gradient_release, to train without release")
     if model not in _prepared_modules:
         warnings.warn(f"remove_gradient_release: this {type(model).__name__} was not prepared for gradient release; "
                       "nothing to remove", UserWarning, stacklevel=2)

@@ -43,7 +43,7 @@ def denominator_into_(scratch: Tensors, # a buffer like the weights that may be 
     sqrt_into_(scratch, exp_avg_sq); add_(scratch, eps)
     first = scratch[0] if isinstance(scratch, list) else scratch  # a foreach bucket is of one dtype
     # where it rounded to 0, m/0 would be NaN or inf; compiled code keeps √v + ε in fp32 registers
-    if first.dtype == torch.float16 and eps < FP16_TINY and not compiling(): clamp_min_(scratch, FP16_TINY)
+    if not compiling() and first.dtype == torch.float16 and eps < FP16_TINY: clamp_min_(scratch, FP16_TINY)
 
 def add_adam_step_(target: Tensors, # where the step is added
                    exp_avg: Tensors, # m

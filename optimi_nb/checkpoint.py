@@ -13,7 +13,7 @@ from typing import Iterator
 from fastcore.basics import patch
 import torch
 from torch import Tensor
-from .arguments import check_integer
+from .arguments import check_integer, plain_setting
 from .state_fit import check_fit, follow_weights, saved_step
 from .storage import convert_storage
 
@@ -249,8 +249,12 @@ def group_from_torch(self: Checkpoints,
     # torch.optim's settings we lack are dropped; any other key (a scheduler's initial_lr...) stays, as it keeps it
     theirs = inspect.signature(getattr(torch.optim, self.torch_counterpart)).parameters
     dropped = set(theirs) - {"params", *self.defaults}
-    ours = {key: value for key, value in group.items() if key not in dropped}
-    if "decoupled_weight_decay" in group: ours["decouple_wd"] = group["decoupled_weight_decay"]
+    number = lambda v: v.item() if isinstance(v, Tensor) and v.numel() == 1 else v  # torch.optim takes a tensor lr
+    ours = {key: value if key == "params" else plain_setting(tuple(map(number, value)) if isinstance(value, tuple)
+                                                             else number(value))
+            for key, value in group.items() if key not in dropped}
+    if "decoupled_weight_decay" in group and group.get("weight_decay"):  # without decay, either form is ours
+        ours["decouple_wd"] = group["decoupled_weight_decay"]
     return ours
 
 @patch

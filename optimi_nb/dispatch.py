@@ -73,6 +73,7 @@ def step(self: Dispatch,
     elif self._release is not None:
         # set by a GradScaler, which sees _step_supports_amp_scaling
         if any(getattr(self, a, None) is not None for a in ("grad_scale", "found_inf")):  # found_inf: unscaled first
+            for name in ("grad_scale", "found_inf"): vars(self).pop(name, None)  # the scaler deletes them only after
             raise RuntimeError("a GradScaler cannot work with gradient release: the hooks already stepped each "
                                "parameter with its scaled gradient during backward, before the scaler could unscale "
                                "or check them. Train in bf16, which needs no GradScaler")
@@ -100,9 +101,7 @@ def zero_grad(self: Dispatch,
 @patch
 def _warn_once(self: Dispatch, key: str, message: str) -> None:
     "A UserWarning the first time `key` comes up, and never again for this optimizer"
-    if key not in self._warned:
-        self._warned.add(key)
-        warnings.warn(message, UserWarning, stacklevel=4)
+    if key not in self._warned: self._warned.add(key); warnings.warn(message, UserWarning, stacklevel=4)
 
 # %% ../nbs/05_dispatch.ipynb #5f0d2a6b
 @torch.compiler.disable

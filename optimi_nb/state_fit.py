@@ -85,7 +85,8 @@ def saved_step(value, # a state's saved `step`: an int, or torch.optim's 0-dim t
               ) -> int: # the step as an int
     "A saved step count as an int, or a ValueError unless it is a whole number ≥ 0"
     if isinstance(value, Tensor) and value.numel() == 1 and not value.is_complex(): value = value.item()
-    if isinstance(value, float) and value.is_integer(): value = int(value)
+    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral) and float(value).is_integer():
+        value = int(value)  # a float step (numpy's too) of a whole number
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
         raise ValueError(f"{where}: state 'step' must be a whole number >= 0, got {value!r}")
     return int(value)

@@ -223,8 +223,9 @@ def _prepare(self: Dispatch, group: dict, param: Tensors, state: dict) -> Prepar
     if real: param, state = as_real(param), {key: as_real(value) for key, value in state.items()}
     buffers, extra = [read_stored(state, b.name, b.kind) for b in self.group_buffers(group)], {}
     kahan_comp = read_stored(state, "kahan_comp")
-    shard = sharded(param) and any(compact(s) for s in (*buffers, kahan_comp))
-    if shard:  # codes hold an FSDP2 shard's values: so must what they update with
+    # codes hold an FSDP2 shard's values, or a compiled update meets DTensors (torch 2.13 misreads uneven row splits)
+    shard = sharded(param) and (compiled and self.elementwise_update or any(compact(s) for s in (*buffers, kahan_comp)))
+    if shard:
         extra = {"shard_groups": shard_groups(param)}  # a cautious step's kept fraction is the whole parameter's
         param, buffers, kahan_comp = local(param), [local(b) for b in buffers], local(kahan_comp)
         state = {key: local(value) for key, value in state.items()}  # and what the hook after the update works with

@@ -164,7 +164,8 @@ class CompiledCalls:
         "This update's compiled call for this step from `calls`, made at its key's first step; None: torch.compile"
         update, weight_decay_, accumulate = rule
         grads = grad if isinstance(grad, list) else [grad]
-        key = (id(param), self._constants(device, group), accumulate,
+        first = param[0] if isinstance(param, list) else param
+        key = (id(param), self._constants(device, group, first.dtype), accumulate,
                tuple([None if g.is_contiguous() else g.stride() for g in grads]))
         call = calls.get(key, False)
         if call is False:  # made once per key: None too, where the update goes through torch.compile
@@ -187,7 +188,7 @@ def _run_compiled(self: CompiledCalls, update, weight_decay_, accumulate, group,
                         "runs instead (the same math). Use fp16 weights, which get Kahan summation too, to compile "
                         "on this GPU")
         return update_core(update, weight_decay_, accumulate, group, scalars, param, shaped_like(grad, param), *tensors)
-    tensor_group, tensor_scalars = self._tensor_scalars(device, group, scalars)
+    tensor_group, tensor_scalars = self._tensor_scalars(device, group, scalars, first.dtype)
     versions = None  # through torch.compile: the tensors' versions, to see whether a failed update changed them
     try:
         call = (self._compiled_call(calls, device, (update, weight_decay_, accumulate), group, scalars, tensor_group,

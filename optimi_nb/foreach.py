@@ -49,15 +49,19 @@ def _each(x: Tensors, *others: Tensors):
     "Zip a list with lists of the same length, or wrap single tensors, for per-tensor loops"
     return zip(*(o if isinstance(o, list) else [o] for o in (x, *others)))
 
+def _wide(t: Tensor) -> Tensor:
+    "`t` in fp32 at least: bf16/fp16 widened, as the in-place ops compute; fp64 kept"
+    return t.to(torch.promote_types(t.dtype, torch.float32))
+
 def add_(x: Tensors, # updated in place
          other: Tensors | float, # tensors like `x`, or a number (or 0-dim tensor) added to every element
          alpha: float | Tensor = 1, # factor on `other`; a 0-dim tensor only in compiled code
         ) -> None:
     "In place `x += alpha * other`: `Tensor.add_` on a tensor, `torch._foreach_add_` on a list"
     if isinstance(alpha, Tensor) and isinstance(x, list) and isinstance(other, list):  # foreach: one fused kernel
-        torch._foreach_add_(x, torch._foreach_mul([o.float() for o in other], alpha))  # in fp32, rounded once
+        torch._foreach_add_(x, torch._foreach_mul([_wide(o) for o in other], alpha))  # in fp32 at least, rounded once
     elif isinstance(alpha, Tensor):
-        for xi, oi in _each(x, other): xi.add_(oi.float() * alpha)  # in fp32, rounded once, as add_(alpha=) rounds
+        for xi, oi in _each(x, other): xi.add_(_wide(oi) * alpha)  # in fp32 at least, rounded once, as add_(alpha=)
     elif not isinstance(x, list): x.add_(other, alpha=alpha)
     elif isinstance(other, list): torch._foreach_add_(x, other, alpha=alpha)
     elif isinstance(other, Tensor):  # a 0-dim tensor added to a list: compiled code only
@@ -71,7 +75,7 @@ def addcmul_(x: Tensors, # updated in place
             ) -> None:
     "In place `x += value * t1 * t2`: `Tensor.addcmul_` on a tensor, `torch._foreach_addcmul_` on a list"
     if isinstance(value, Tensor):
-        for xi, a, b in _each(x, t1, t2): xi.add_(a.float() * b * value)
+        for xi, a, b in _each(x, t1, t2): xi.add_(_wide(a) * b * value)
     elif not isinstance(x, list): x.addcmul_(t1, t2, value=value)
     else: torch._foreach_addcmul_(x, t1, t2, value=value)
 
@@ -82,7 +86,7 @@ def addcdiv_(x: Tensors, # updated in place
             ) -> None:
     "In place `x += value * t1 / t2`: `Tensor.addcdiv_` on a tensor, `torch._foreach_addcdiv_` on a list"
     if isinstance(value, Tensor):
-        for xi, a, b in _each(x, t1, t2): xi.add_(a.float() / b * value)
+        for xi, a, b in _each(x, t1, t2): xi.add_(_wide(a) / b * value)
     elif not isinstance(x, list): x.addcdiv_(t1, t2, value=value)
     else: torch._foreach_addcdiv_(x, t1, t2, value=value)
 

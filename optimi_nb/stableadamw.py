@@ -16,14 +16,14 @@ from .weight_decay import decay_fraction
 def rms_lr_scale(grad: Tensors, # gradients
                  exp_avg_sq: Tensors, # v, already updated with this gradient
                  eps: float, # ε; the ratio's floor is ε²
-                 overwrite: bool = False, # square fp32 `grad` in place (the update's gradient is scratch by then)
-                ) -> Tensors: # the lr's factor 1/max(1, RMS): a 0-dim fp32 tensor per gradient tensor
-    "1/max(1, RMS) per tensor, RMS = √mean(g²/max(v, ε²)), in fp32, as a 0-dim tensor (a list of them for a list)"
+                 overwrite: bool = False, # square an fp32 or fp64 `grad` in place (scratch by then)
+                ) -> Tensors: # the lr's factor 1/max(1, RMS): a 0-dim tensor (fp32, fp64 for fp64) per gradient
+    "1/max(1, RMS) per tensor, RMS = √mean(g²/max(v, ε²)), in fp32 at least, as a 0-dim tensor (a list for a list)"
     if isinstance(grad, list): return [rms_lr_scale(g, v, eps, overwrite) for g, v in zip(grad, exp_avg_sq)]
-    in_place = overwrite and grad.dtype == torch.float32
-    ratio = (grad if in_place else grad.to(torch.float32, copy=True)).square_()
+    wide = torch.promote_types(grad.dtype, torch.float32)  # fp64 weights keep their precision
+    ratio = (grad if overwrite and grad.dtype == wide else grad.to(wide, copy=True)).square_()
     # clamp(min=), not clamp_min: DTensor has no sharding rule for clamp_min_ in torch 2.9
-    ratio.div_(exp_avg_sq.to(torch.float32, copy=True).clamp_(min=eps**2))  # the one temporary where in place
+    ratio.div_(exp_avg_sq.to(wide, copy=True).clamp_(min=eps**2))  # the one temporary where in place
     # not mean(): DTensor's averages the shards' means up to torch 2.9, wrong for uneven shards (pytorch#162692);
     # sum() is exact
     return ratio.sum().div(ratio.numel()).sqrt().clamp(min=1.0).reciprocal()

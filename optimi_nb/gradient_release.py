@@ -15,7 +15,7 @@ import torch.distributed as dist
 from torch import Tensor, nn
 from .arguments import check_option
 from .base import BaseOptimizer, unwrapped
-from .dispatch import NotInParamGroups
+from .plan import NotInParamGroups
 
 @dataclass
 class ReleaseState:

@@ -189,16 +189,20 @@ def init_state(self: BaseOptimizer,
     return state
 
 @patch
-def _declare_buffers(self: BaseOptimizer, group: dict) -> None:
+def _declare_buffers(self: BaseOptimizer,
+                     group: dict, # a param group about to step
+                    ) -> tuple[str, ...]: # the names of the buffers it declares now, which its step plan depends on
     "Give `group`'s states any buffer it declares since they were made: SGD's momentum, turned on after a first step"
     declared, known = self.group_buffers(group), self._declared.get(id(group))
-    if declared is known: return
-    self._declared[id(group)] = declared
-    if known is not None and [b.name for b in known] == [b.name for b in declared]: return  # the same, made anew
+    if known is not None and declared is known[0]: return known[1]
+    names = tuple([b.name for b in declared])
+    self._declared[id(group)] = declared, names
+    if known is not None and known[1] == names: return names  # the same, made anew
     for param in group["params"]:
         state = self.state.get(param)
         for buffer in declared if state else ():
             if buffer.name not in state: state.update(new_state_buffer(buffer, param, group))
+    return names
 
 # %% ../nbs/07_base.ipynb #f75b9c4a
 @patch(as_prop=True)

@@ -130,11 +130,11 @@ def _count_step(self: Dispatch, param: Tensor, group: dict) -> dict:
 def _step_param(self: Dispatch, param: Tensor) -> None:
     "Update one parameter that has a gradient: the single-parameter path (a release hook's), through a plan of its own"
     group, _ = self._group_and_position(param)  # `ParamIndex` (Step plans)
-    check_max_lr(group); self._declare_buffers(group)
+    check_max_lr(group); declared = self._declare_buffers(group)
     state = self._count_step(param, group)
-    key, plan = plan_key(group, [param], [state]), self._plans.get(id(param))
+    key, plan = plan_key(group, [param], [state], declared), self._plans.get(id(param))
     if plan is None or plan.key != key:
-        if self._fit_to_weights(group, [param], [state]): key = plan_key(group, [param], [state])  # cast since
+        if self._fit_to_weights(group, [param], [state]): key = plan_key(group, [param], [state], declared)
         plan = self._plans[id(param)] = StepPlan(key, [Call(param, [state], self._prepare(group, param, state))])
     grad, scalars = param.grad, self.step_scalars(group, state["step"])
     work = lambda: self._run(group, plan.calls[0].prepared, grad, state["step"], scalars)
@@ -145,11 +145,11 @@ def _step_param(self: Dispatch, param: Tensor) -> None:
 def _step_group(self: Dispatch, group: dict) -> None:
     "Update one param group through its step plan, made on the first step and again whenever its key changes"
     params = [p for p in group["params"] if p.grad is not None]
-    check_max_lr(group); self._declare_buffers(group)
+    check_max_lr(group); declared = self._declare_buffers(group)
     states = [self._count_step(p, group) for p in params]
-    key, plan = plan_key(group, params, states), self._plans.get(id(group))
+    key, plan = plan_key(group, params, states, declared), self._plans.get(id(group))
     if plan is None or plan.key != key:
-        if self._fit_to_weights(group, params, states): key = plan_key(group, params, states)  # a model cast since
+        if self._fit_to_weights(group, params, states): key = plan_key(group, params, states, declared)  # cast since
         prepare = lambda param, state: self._prepare(group, param, state)
         # the plan sees `compiled` resolved: None becomes its default for these parameters' device
         planned = group | {"compiled": bool(params) and self._compiles(group, params[0].device)}

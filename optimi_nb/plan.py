@@ -34,13 +34,15 @@ class StepPlan(NamedTuple):
 def plan_key(group: dict, # the param group
              params: list[Tensor], # its parameters with a gradient, in order
              states: list[dict], # their states, this step counted
+             declared: tuple[str, ...] = (), # the buffers the group declares now (SGD's momentum comes and goes)
             ) -> tuple:
     "What a plan depends on: tensors stepped, where their weights are, their states' tensors, relative steps, the path"
     entries = [v for s in states for v in s.values() if isinstance(v, Tensor)]
     first = states[0]["step"] if states else 0
     where = lambda p: (p.to_local() if hasattr(p, "to_local") else p).data_ptr()  # an FSDP2 DTensor's: its shard's
     return (tuple(map(id, params)), tuple(map(where, params)), tuple(map(id, entries)),
-            tuple(s["step"] - first for s in states), tuple(group[k] for k in PATH_SETTINGS), len(group["params"]))
+            tuple(s["step"] - first for s in states), tuple(group[k] for k in PATH_SETTINGS), len(group["params"]),
+            declared)
 
 # %% ../nbs/04b_step_plan.ipynb #ede9ff44
 def chunks_of(members: list[tuple[Tensor, dict]], # a bucket's (parameter, state) pairs

@@ -79,7 +79,7 @@ def scalar_dtype(dtype: torch.dtype) -> torch.dtype:
 
 def held(value):
     "What compiled code holds of a setting: a tensor by identity, a float given as a tensor as `...`, a tuple likewise"
-    if isinstance(value, tuple): return tuple([held(v) for v in value])
+    if isinstance(value, (tuple, list)): return tuple([held(v) for v in value])  # betas written as a list too
     return id(value) if isinstance(value, Tensor) else ... if given_as_tensor(value) else value
 
 def compiled_constants(group: dict, # the param group
@@ -109,8 +109,9 @@ class StepGraphs:
     "What `Dispatch` inherits to replay a compiled GPU step as a CUDA graph, and to give kernels their scalars"
     capture_steps = True  # False (on an optimizer or a class): no step is recorded as a CUDA graph
     # param-group entries no update reads: held as constants, those that change (Schedule-Free's running totals,
-    # which it adds, change every step) would make compiled code and CUDA graphs anew; `Checkpoints.optimizer_wide`'s
-    unread_keys: tuple[str, ...] = ("optimizer", "rounding_seed", "train_mode", "folded")
+    # which it adds, change every step) would make compiled code and CUDA graphs anew; `Checkpoints.optimizer_wide`'s,
+    # and the names torch.optim keeps for a model's `named_parameters()`
+    unread_keys: tuple[str, ...] = ("optimizer", "rounding_seed", "train_mode", "folded", "param_names")
     # made anew for each optimizer and copy (`fresh_transients`): name -> maker
     _transients = dict(_graphs=dict, _graph_pools=dict, _scalar_tensors=dict, _tensor_groups=dict, _step_numbers=dict)
 
@@ -134,8 +135,8 @@ class StepGraphs:
         values, kept = [v for k, v in group.items() if k != "params"], self._tensor_groups.get((place, id(group)))
         if kept is None or kept[0] is not group or kept[1] != values:
             mine = lambda key, v: tensor((id(group), *key), v) if given_as_tensor(v) else v
-            given = {k: tuple([mine((k, i), x) for i, x in enumerate(v)]) if isinstance(v, tuple) else mine((k,), v)
-                     for k, v in group.items() if type(v) not in PLAIN and k != "params"}
+            given = {k: tuple([mine((k, i), x) for i, x in enumerate(v)]) if isinstance(v, (tuple, list))
+                     else mine((k,), v) for k, v in group.items() if type(v) not in PLAIN and k != "params"}
             given["lr"] = tensor((id(group), "lr"), group["lr"])
             read = {k: v for k, v in (group | given).items() if k not in self.unread_keys}  # made once, not per call
             settings = compiled_constants(group, {}, self.unread_keys)[0]  # and what compiled code holds of it

@@ -18,7 +18,7 @@ from torch._dynamo.exc import FailOnRecompileLimitHit
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.fx.experimental.symbolic_shapes import ShapeEnv
-from torch.utils._pytree import tree_flatten, tree_unflatten
+from torch.utils._pytree import tree_flatten, tree_map_only, tree_unflatten
 from .kahan import tracing_for_inductor
 from .layout import shaped_like
 from .low_precision import gpu_capability, inductor_refuses
@@ -198,6 +198,9 @@ def _run_compiled(self: CompiledCalls, update, weight_decay_, accumulate, group,
                 and eval_frame._stance.stance == "default" else None)
         if call is not None: residual_codes = call(tensor_group, tensor_scalars, grad)
         else:
+            if any(t.dim() == 0 for t in (param if isinstance(param, list) else [param])):  # torch 2.13 drops writes
+                one = lambda t: t.view(1) if t.dim() == 0 else t  # to 0-dim fp64 CPU inputs: 1-element views
+                param, grad, tensors = tree_map_only(Tensor, one, (param, grad, tensors))
             changing = [t for t in tree_flatten((param, tensors))[0] if isinstance(t, Tensor)]
             versions = [t._version for t in changing]
             with more_recompiles(), whole_loop_splits(device.type):  # on a CPU, a guard (The update, written once)

@@ -39,6 +39,13 @@ class Dispatch(StepGraphs, CompiledCalls, ParamIndex):
                      ) -> None:
         "Work after the weights are updated and committed (Ranger's lookahead), or before rounding; nothing by default"
 
+    def after_update_due_(self,
+                          group: dict, # the param group
+                          state: dict, # the state as stored (lists of tensors for a foreach bucket)
+                         ) -> bool: # whether `after_update_` runs after this update
+        "Count what `after_update_` counts (Ranger's weight updates); whether it has work now: True by default"
+        return True
+
     @property
     def _updates_plainly(self) -> bool:
         "No work after the update: the class keeps the default `after_update_`"
@@ -117,9 +124,6 @@ def step_as_it_is(opt: Dispatch, # the optimizer whose step torch.compile is tra
 @patch
 def _count_step(self: Dispatch, param: Tensor, group: dict) -> dict:
     "Create `param`'s state on its first update, count this step (t, from 1, in `state['step']`), return the state"
-    if param.grad.is_sparse:
-        raise TypeError(f"{type(self).__name__} does not support sparse gradients "
-                        f"(a parameter of shape {tuple(param.shape)} has one)")
     state = self.state[param]
     if not state: state.update(self.init_state(param, group))
     state["step"] += 1
@@ -127,10 +131,20 @@ def _count_step(self: Dispatch, param: Tensor, group: dict) -> dict:
     return state
 
 @patch
+def _check_grads(self: Dispatch, params: list[Tensor]) -> None:
+    "Refuse sparse gradients before any step is counted; copy one whose elements overlap (`expand`ed): it is scratch"
+    for param in params:
+        grad = param.grad
+        if grad.is_sparse:
+            raise TypeError(f"{type(self).__name__} does not support sparse gradients "
+                            f"(a parameter of shape {tuple(param.shape)} has one)")
+        if not grad.is_contiguous() and torch._debug_has_internal_overlap(grad) == 1: param.grad = grad.contiguous()
+
+@patch
 def _step_param(self: Dispatch, param: Tensor) -> None:
     "Update one parameter that has a gradient: the single-parameter path (a release hook's), through a plan of its own"
     group, _ = self._group_and_position(param)  # `ParamIndex` (Step plans)
-    check_max_lr(group); declared = self._declare_buffers(group)
+    check_max_lr(group); self._check_grads([param]); declared = self._declare_buffers(group)
     state = self._count_step(param, group)
     key, plan = plan_key(group, [param], [state], declared), self._plans.get(id(param))
     if plan is None or plan.key != key:
@@ -145,7 +159,7 @@ def _step_param(self: Dispatch, param: Tensor) -> None:
 def _step_group(self: Dispatch, group: dict) -> None:
     "Update one param group through its step plan, made on the first step and again whenever its key changes"
     params = [p for p in group["params"] if p.grad is not None]
-    check_max_lr(group); declared = self._declare_buffers(group)
+    check_max_lr(group); self._check_grads(params); declared = self._declare_buffers(group)
     states = [self._count_step(p, group) for p in params]
     key, plan = plan_key(group, params, states, declared), self._plans.get(id(group))
     if plan is None or plan.key != key:
@@ -194,7 +208,8 @@ class Prepared(NamedTuple):
 def _prepare(self: Dispatch, group: dict, param: Tensors, state: dict) -> Prepared:
     "What the update of a tensor or a foreach bucket takes, less the gradient: its stored values read once"
     first = param[0] if isinstance(param, list) else param
-    owner, real, compiled = param, first.is_complex(), self._compiles(group, first.device)
+    # weights on the meta device (shapes only) are not compiled: the eager update leaves them as they are
+    owner, real, compiled = param, first.is_complex(), self._compiles(group, first.device) and not first.is_meta
     # kept from step to step: see below
     param = [p.detach() for p in param] if isinstance(param, list) else param.detach()
     # element-wise on pairs
@@ -246,9 +261,10 @@ def _run(self: Dispatch, group: dict, prepared: Prepared, grad: Tensors, step: i
     if accumulate: return
     if rounding_buffer is not None:  # the hook works on the exact weights, rounded once after it
         exact = rounding_buffer.add_(param)
-        if not self._updates_plainly: self.after_update_(group, exact, state, step)
+        if not self._updates_plainly and self.after_update_due_(group, state):
+            self.after_update_(group, exact, state, step)
         return self._round_stochastically(owner, param, exact, grad, step)
-    if self._updates_plainly: return
+    if self._updates_plainly or not self.after_update_due_(group, state): return
     with decoded(state, ("kahan_comp",), param) as (weights, working):  # the hook sees the compensation itself
         self.after_update_(group, weights, state | working, step)
 

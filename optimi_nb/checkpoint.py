@@ -6,7 +6,7 @@
 __all__ = ['KEPT_HERE', 'fresh_transients', 'Checkpoints', 'saved_wide', 'hooks_held', 'hooked', 'torch_optimizer_kind']
 
 # %% ../nbs/06_checkpoint.ipynb #11525d8b
-import inspect
+import inspect, warnings
 from collections import OrderedDict
 from contextlib import contextmanager
 from typing import Iterator
@@ -255,6 +255,10 @@ def group_from_torch(self: Checkpoints,
             for key, value in group.items() if key not in dropped}
     if "decoupled_weight_decay" in group and group.get("weight_decay"):  # without decay, either form is ours
         ours["decouple_wd"] = group["decoupled_weight_decay"]
+    elif group.get("weight_decay") and "decoupled_weight_decay" in theirs:  # torch.optim before 2.6 saved no key
+        form = "decoupled (AdamW's)" if self.defaults.get("decouple_wd") else "L2 (Adam's)"
+        warnings.warn(f"the torch.optim state dict does not say whether its weight decay is L2 or decoupled (torch "
+                      f"before 2.6 saved Adam's and AdamW's alike); {type(self).__name__} takes it as {form}", UserWarning)
     return ours
 
 @patch

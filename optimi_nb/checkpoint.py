@@ -258,7 +258,8 @@ def group_from_torch(self: Checkpoints,
     elif group.get("weight_decay") and "decoupled_weight_decay" in theirs:  # torch.optim before 2.6 saved no key
         form = "decoupled (AdamW's)" if self.defaults.get("decouple_wd") else "L2 (Adam's)"
         warnings.warn(f"the torch.optim state dict does not say whether its weight decay is L2 or decoupled (torch "
-                      f"before 2.6 saved Adam's and AdamW's alike); {type(self).__name__} takes it as {form}", UserWarning)
+                      f"before 2.6 saved Adam's and AdamW's alike); {type(self).__name__} takes it as {form}",
+                      UserWarning)
     return ours
 
 @patch

@@ -4,10 +4,10 @@
 
 # %% auto #0
 __all__ = ['check_range', 'check_option', 'check_integer', 'plain_setting', 'refuse_fixed', 'parameters_doc', 'init_summary',
-           'init_keywords']
+           'own_init', 'init_keywords']
 
 # %% ../nbs/05b_arguments.ipynb #27191b52
-import inspect, math, numbers
+import functools, inspect, math, numbers
 from typing import Callable
 from fastcore.docments import docments
 from torch.optim import Optimizer
@@ -87,6 +87,14 @@ def init_summary(cls: type, # an optimizer class
     "`cls.__init__`'s own docstring, or \"Build {name}.\": never a parent's, which fastcore's `delegates` may copy"
     doc = cls.__init__.__doc__ or ""
     return f"Build {cls.__name__}." if not doc or "\n\nParameters:" in doc else doc
+
+def own_init(parent: Callable, # the `__init__` a class inherits
+            ) -> Callable: # an `__init__` of its own that calls it, with its signature and no docstring yet
+    "An `__init__` for a class that defines none (RAdam: Adam's), so that its docstring can name that class"
+    @functools.wraps(parent)  # the signature and the docments' source too
+    def __init__(self, *args, **kwargs): parent(self, *args, **kwargs)
+    __init__.__doc__ = None
+    return __init__
 
 # %% ../nbs/05b_arguments.ipynb #6b2ad631
 def init_keywords(cls: type, # an optimizer class

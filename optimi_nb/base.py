@@ -12,7 +12,7 @@ from fastcore.basics import patch
 from torch import Tensor
 from torch.optim import Optimizer
 from .arguments import check_integer, check_option, check_range, plain_setting
-from .arguments import init_keywords, init_summary, parameters_doc
+from .arguments import init_keywords, init_summary, own_init, parameters_doc
 from .checkpoint import Checkpoints, fresh_transients
 from .dispatch import Dispatch
 from .foreach import Tensors
@@ -69,18 +69,15 @@ class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
     def __init_subclass__(cls, **kwargs) -> None:
         "Give each optimizer's `__init__` a docstring listing its parameters, from the same docments as its API table"
         super().__init_subclass__(**kwargs)
-        if "__init__" not in cls.__dict__: return
+        owner = next(k for k in cls.__mro__ if "__init__" in vars(k))  # whose `__init__` it runs
+        if owner is not cls:  # none of its own (RAdam): one that names it; not for a framework's class built on ours
+            if not issubclass(owner, BaseOptimizer): return
+            cls.__init__ = own_init(owner.__init__)
         try: cls.__init__.__doc__ = parameters_doc(cls.__init__, init_summary(cls))
         except OSError: pass  # no source to read docments from (a REPL, `python -c`, .pyc files): help() says less
 
-    @staticmethod
-    def weight_decay_(group: dict, # the param group: its decay settings
-                      param: Tensors, # weights
-                      grad: Tensors, # gradients (L2 decay adds λθ to them)
-                      kahan_comp: Tensors | None, # the Kahan buffer that decoupled decay goes through, if any
-                     ) -> None:
-        "Apply the group's weight decay before the update (a staticmethod: optimizers with their own rule override it)"
-        weight_decay.weight_decay_(group, param, grad, kahan_comp)
+    # the group's weight decay before the update (L2, decoupled or fully decoupled); optimizers with a rule of their own
+    weight_decay_ = staticmethod(weight_decay.weight_decay_)  # (Adan, Schedule-Free) override it
 
 # %% ../nbs/07_base.ipynb #5c4ee33c
 @patch

@@ -294,4 +294,5 @@ def _round_stochastically(self: Dispatch,
                            + step + shard * 1_000_000_007) % 2**64)  # a generator takes 64 bits: any seed fits
     # a DTensor's shard: its random fill has no sharding rule
     param, exact, scratch = local(param), local(exact), local(scratch)
+    if scratch.stride() != param.stride(): scratch = torch.empty_like(param)  # noise in the weights' order, always
     stochastic_round_(param, exact, generator, scratch)

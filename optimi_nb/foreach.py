@@ -49,9 +49,9 @@ def _each(x: Tensors, *others: Tensors):
     "Zip a list with lists of the same length, or wrap single tensors, for per-tensor loops"
     return zip(*(o if isinstance(o, list) else [o] for o in (x, *others)))
 
-def _wide(t: Tensor) -> Tensor:
-    "`t` in fp32 at least: bf16/fp16 widened, as the in-place ops compute; fp64 kept"
-    return t.to(torch.promote_types(t.dtype, torch.float32))
+def _wide(t: Tensor, like: Tensor) -> Tensor:
+    "`t` in fp32 at least, as the in-place ops compute, and as wide as `like` (bf16 added to fp64: in fp64)"
+    return t.to(torch.promote_types(torch.promote_types(t.dtype, like.dtype), torch.float32))
 
 def add_(x: Tensors, # updated in place
          other: Tensors | float, # tensors like `x`, or a number (or 0-dim tensor) added to every element
@@ -59,9 +59,10 @@ def add_(x: Tensors, # updated in place
         ) -> None:
     "In place `x += alpha * other`: `Tensor.add_` on a tensor, `torch._foreach_add_` on a list"
     if isinstance(alpha, Tensor) and isinstance(x, list) and isinstance(other, list):  # foreach: one fused kernel
-        torch._foreach_add_(x, torch._foreach_mul([_wide(o) for o in other], alpha))  # in fp32 at least, rounded once
+        # in fp32 at least, rounded once
+        torch._foreach_add_(x, torch._foreach_mul([_wide(o, xi) for o, xi in zip(other, x)], alpha))
     elif isinstance(alpha, Tensor):
-        for xi, oi in _each(x, other): xi.add_(_wide(oi) * alpha)  # in fp32 at least, rounded once, as add_(alpha=)
+        for xi, oi in _each(x, other): xi.add_(_wide(oi, xi) * alpha)  # in fp32 at least, rounded once, as add_(alpha=)
     elif not isinstance(x, list): x.add_(other, alpha=alpha)
     elif isinstance(other, list): torch._foreach_add_(x, other, alpha=alpha)
     elif isinstance(other, Tensor):  # a 0-dim tensor added to a list: compiled code only
@@ -75,7 +76,7 @@ def addcmul_(x: Tensors, # updated in place
             ) -> None:
     "In place `x += value * t1 * t2`: `Tensor.addcmul_` on a tensor, `torch._foreach_addcmul_` on a list"
     if isinstance(value, Tensor):
-        for xi, a, b in _each(x, t1, t2): xi.add_(_wide(a) * b * value)
+        for xi, a, b in _each(x, t1, t2): xi.add_(_wide(a, xi) * b * value)
     elif not isinstance(x, list): x.addcmul_(t1, t2, value=value)
     else: torch._foreach_addcmul_(x, t1, t2, value=value)
 
@@ -86,7 +87,7 @@ def addcdiv_(x: Tensors, # updated in place
             ) -> None:
     "In place `x += value * t1 / t2`: `Tensor.addcdiv_` on a tensor, `torch._foreach_addcdiv_` on a list"
     if isinstance(value, Tensor):
-        for xi, a, b in _each(x, t1, t2): xi.add_(_wide(a) / b * value)
+        for xi, a, b in _each(x, t1, t2): xi.add_(_wide(a, xi) / b * value)
     elif not isinstance(x, list): x.addcdiv_(t1, t2, value=value)
     else: torch._foreach_addcdiv_(x, t1, t2, value=value)
 

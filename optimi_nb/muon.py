@@ -237,6 +237,8 @@ def group_buffers(self: Muon,
                   group: dict, # the parameter's param group
                  ) -> tuple[Buffer, ...]: # the momentum, or Adam's two moments for AdamW
     "The momentum for a Muon group (torch.optim.Muon's name), Adam's two moments for an AdamW group"
+    if not group["use_muon"] and "betas" not in group:  # switched by hand, before the step counts: no AdamW settings
+        raise ValueError("use_muon=False in a param group without betas: set AdamW's betas and eps in it too")
     return (Buffer("momentum_buffer", SIGNED),) if group["use_muon"] else Adam.buffers
 
 @patch

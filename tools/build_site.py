@@ -517,16 +517,17 @@ def anchor_symbols(site: Path, modidx: Path) -> list[str]:
 
 def write_readme(index: Path, readme: Path, names: dict[str, str], online: str) -> None:
     "Write README.md from the index notebook, as `nbdev_readme` does with Quarto: hidden cells out, links to the online docs"
-    blocks = []  # (cell type, text); a run of code cells becomes one code block
+    blocks, apart = [], False  # (cell type, text); a run of code cells is one code block, which a hidden cell ends
     for cell in json.loads(index.read_text())["cells"]:
         lines = "".join(cell["source"]).splitlines()
-        if any(re.match(r"#\|\s*(hide|default_exp)", l) for l in lines): continue
+        if any(re.match(r"#\|\s*(hide|default_exp)", l) for l in lines): apart = True; continue
         kind, text = cell["cell_type"], "\n".join(l for l in lines if not l.startswith("#|")).strip()
         if kind == "code" and any(re.match(r"#\|\s*echo:\s*false", l) for l in lines):  # only its Markdown output shows
             shown = [o["data"]["text/markdown"] for o in cell.get("outputs", []) if "text/markdown" in o.get("data", {})]
-            if not shown: continue
+            if not shown: apart = True; continue
             kind, text = "markdown", "".join(shown[0]).strip()
-        if kind == "code" and blocks and blocks[-1][0] == "code": blocks[-1] = ("code", f"{blocks[-1][1]}\n\n{text}")
+        joined, apart = kind == "code" and blocks and blocks[-1][0] == "code" and not apart, False
+        if joined: blocks[-1] = ("code", f"{blocks[-1][1]}\n\n{text}")
         elif kind == "code": blocks.append(("code", text))
         else: blocks.append(("markdown", re.sub(r"\]\(([\w.-]+\.ipynb)(#[^)]*)?\)", lambda m: f"]({online}{names.get(m[1], Path(m[1]).stem)}.html{m[2] or ''})", text)))
     readme.write_text("\n\n".join(f"```python\n{t}\n```" if kind == "code" else t for kind, t in blocks) + "\n")

@@ -132,13 +132,10 @@ def _count_step(self: Dispatch, param: Tensor, group: dict) -> dict:
 
 @patch
 def _check_grads(self: Dispatch, params: list[Tensor]) -> None:
-    "Refuse sparse gradients before any step is counted; copy one whose elements overlap (`expand`ed): it is scratch"
-    for param in params:
-        grad = param.grad
-        if grad.is_sparse:
-            raise TypeError(f"{type(self).__name__} does not support sparse gradients "
-                            f"(a parameter of shape {tuple(param.shape)} has one)")
-        if not grad.is_contiguous() and torch._debug_has_internal_overlap(grad) == 1: param.grad = grad.contiguous()
+    "Refuse sparse gradients, before any step is counted"
+    if not any([p.grad.is_sparse for p in params]): return  # one pass: a release hook's parameter, or every one
+    shape = next(tuple(p.shape) for p in params if p.grad.is_sparse)
+    raise TypeError(f"{type(self).__name__} does not support sparse gradients (a parameter of shape {shape} has one)")
 
 @patch
 def _step_param(self: Dispatch, param: Tensor) -> None:
@@ -246,6 +243,11 @@ def _run(self: Dispatch, group: dict, prepared: Prepared, grad: Tensors, step: i
     rule, tensors = ((self.update, self.weight_decay_, accumulate, group, scalars),
                      (param, grad, buffers, kahan_comp, rounding_buffer))
     contiguous = all(g.is_contiguous() for g in (grad if isinstance(grad, list) else [grad]))
+    if not contiguous and not compiled:  # an `expand`ed gradient's elements share memory: the update writes its copy
+        overlaps = lambda g: not g.is_contiguous() and torch._debug_has_internal_overlap(g) == 1
+        grad = [g.contiguous() if overlaps(g) else g for g in grad] if isinstance(grad, list) else (
+            grad.contiguous() if overlaps(grad) else grad)
+        tensors = (param, grad, buffers, kahan_comp, rounding_buffer)
     if compiled and not self._compile_failed:
         if flat and not contiguous:  # codes beside a gradient of other strides (a transposed one): copied to view it
             grad = [g.contiguous() for g in grad] if isinstance(grad, list) else grad.contiguous()

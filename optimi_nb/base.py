@@ -11,7 +11,7 @@ from typing import Callable, Iterable
 from fastcore.basics import patch
 from torch import Tensor
 from torch.optim import Optimizer
-from .arguments import check_integer, check_option, check_range, plain_setting
+from .arguments import FOREIGN_OPTIONS, check_integer, check_option, check_range, plain_setting
 from .arguments import init_keywords, init_summary, own_init, parameters_doc
 from .checkpoint import Checkpoints, fresh_transients
 from .dispatch import Dispatch
@@ -54,8 +54,9 @@ class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
                 ) -> None:
         check_option("gradient_release", gradient_release)
         unknown = sorted(set(hyperparameters) - init_keywords(type(self)) - set(self.group_keys))
-        if unknown: raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {unknown[0]!r}")
-        self.gradient_release, self.rounding_seed = gradient_release, 0  # the seed of stochastic rounding's noise
+        if unknown: raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {unknown[0]!r}"
+                                    + (f": {FOREIGN_OPTIONS[unknown[0]]}" if unknown[0] in FOREIGN_OPTIONS else ""))
+        self.gradient_release, self.rounding_seed = bool(gradient_release), 0  # the seed of stochastic rounding's noise
         self._optimizer_accumulation = self._compile_failed = False
         self.__dict__.update(fresh_transients(type(self)))
         self._constructing = True  # add_param_group leaves the high-decay warning to __init__'s end: one for all groups
@@ -114,6 +115,9 @@ def validate(self: BaseOptimizer,
         if not isinstance(betas, (tuple, list)) or len(betas) != self.num_betas:
             raise ValueError(f"betas must be a tuple of {self.num_betas} numbers, got {betas!r}")
         for i, beta in enumerate(betas): check_range(f"betas[{i}]", beta, 0.0, 1.0, high_open=True)
+        spelt_apart = [key for key in ("beta1", "beta2", "beta3") if key in group]  # torch-optimi's group keys
+        if spelt_apart: raise ValueError(f"param group key {spelt_apart[0]!r} is torch-optimi's spelling, which "
+                                         f"{type(self).__name__} would ignore: set betas=(...) in the group instead")
 
 # %% ../nbs/07_base.ipynb #fca17a87
 @patch

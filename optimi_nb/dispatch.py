@@ -20,7 +20,7 @@ from .layout import block_views, flat_views, flattenable, in_slices, slice_numel
 from .step_graph import StepGraphs
 from .storage import Buffer, Stored, compact, decoded, fewest_bits, local, read_stored, shard_groups, sharded
 from .update import update_core
-from .weight_decay import check_max_lr
+from .weight_decay import check_max_lr, warn_if_l2_accumulating
 
 # %% ../nbs/05_dispatch.ipynb #c48b7e3c
 class Dispatch(StepGraphs, CompiledCalls, ParamIndex):
@@ -58,11 +58,10 @@ class Dispatch(StepGraphs, CompiledCalls, ParamIndex):
 
     @optimizer_accumulation.setter
     def optimizer_accumulation(self, value: bool) -> None:
-        if not isinstance(value, bool): raise TypeError(f"optimizer_accumulation must be True or False, got {value!r}")
-        if value and any(g["weight_decay"] and not (g["decouple_wd"] or g["decouple_lr"]) for g in self.param_groups):
-            warnings.warn("optimizer_accumulation with L2 weight decay: the decay enters only the gradient of the "
-                          "final, weight-updating step; use decoupled weight decay", UserWarning, stacklevel=2)
-        self._optimizer_accumulation = value
+        if type(value).__name__ not in ("bool", "bool_"):  # Python's bool or numpy's, as an accumulation mask gives it
+            raise TypeError(f"optimizer_accumulation must be True or False, got {value!r}")
+        if value: warn_if_l2_accumulating(self.param_groups)
+        self._optimizer_accumulation = bool(value)
 
 # %% ../nbs/05_dispatch.ipynb #cfb3aad4
 @patch

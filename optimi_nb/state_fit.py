@@ -65,6 +65,8 @@ def check_fit(saved: dict, # a parameter's saved state
     "A ValueError unless each state in `saved` fits `param`: a plain one its shape, codes the values it needs"
     values = lambda n: " × ".join(map(str, n))
     for buffer in (*(b for b in buffers if b.shape is None), Buffer("kahan_comp")):  # own shapes: checked after
+        if buffer.name in saved and not isinstance(saved[buffer.name], Tensor):  # torch-optimi's None, for one
+            raise ValueError(f"{where}: state {buffer.name!r} is {saved[buffer.name]!r}, expected a tensor")
         stored = read_stored(saved, buffer.name, buffer.kind)
         if stored is None or not isinstance(stored.data, Tensor): continue
         plain_values = stored.data.is_floating_point() or stored.data.is_complex()

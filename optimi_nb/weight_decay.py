@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['decay_fraction', 'check_max_lr', 'shrink_', 'decays', 'weight_decay_', 'outside_stacklevel', 'warn_if_high_decay',
-           'param_groups_weight_decay']
+           'warn_if_l2_accumulating', 'param_groups_weight_decay']
 
 # %% ../nbs/01_weight_decay.ipynb #469c860b
 import sys, warnings
@@ -67,6 +67,13 @@ def warn_if_high_decay(groups: list[dict], # param groups: `weight_decay` λ and
     warnings.warn(f"weight_decay up to {worst:g} with decouple_lr=True{where} removes up to {100 * worst:.3g}% of each "
                   "weight per step at peak lr; fully decoupled values are usually around 1e-5 to 1e-4", UserWarning,
                   stacklevel=outside_stacklevel())
+
+def warn_if_l2_accumulating(groups: list[dict], # param groups: `weight_decay` λ, `decouple_wd` and `decouple_lr`
+                           ) -> None:
+    "Warn if optimizer accumulation meets L2 decay in a group: the decay joins the weight-updating step's gradient only"
+    if any(group["weight_decay"] and not (group["decouple_wd"] or group["decouple_lr"]) for group in groups):
+        warnings.warn("optimizer_accumulation with L2 weight decay: the decay enters only the gradient of the final, "
+                      "weight-updating step; use decoupled weight decay", UserWarning, stacklevel=outside_stacklevel())
 
 # %% ../nbs/01_weight_decay.ipynb #9f968cb0
 def param_groups_weight_decay(model: nn.Module, # the model whose trainable parameters to split

@@ -13,7 +13,7 @@ import torch
 from torch import Tensor
 from .foreach import Tensors, as_real
 from .kahan import LOW_PRECISION
-from .low_precision import stochastic_round_
+from .low_precision import GeneratorsByDevice, stochastic_round_
 from .plan import Call, ParamIndex, StepPlan, compiled_by_default, plan_calls, plan_key
 from .compiled_call import CompiledCalls
 from .layout import block_views, flat_views, flattenable, in_slices, slice_numel
@@ -26,7 +26,7 @@ from .weight_decay import check_max_lr, warn_if_l2_accumulating
 class Dispatch(StepGraphs, CompiledCalls, ParamIndex):
     "What `BaseOptimizer` inherits to run a step: the paths, buckets, slices, compiled calls and the post-update hook"
     # made anew for each optimizer and copy (`fresh_transients`): name -> maker
-    _transients = dict(_plans=dict, _rounding_generators=dict, _warned=set,
+    _transients = dict(_plans=dict, _rounding_generators=GeneratorsByDevice, _warned=set,
                        _declared=dict, _folded=set,  # group id -> buffers its states were given; ids folded since
                        # their last weight update, under optimizer accumulation
                        _release=lambda: None,  # gradient release's bookkeeping, while its hooks run
@@ -290,7 +290,7 @@ def _round_stochastically(self: Dispatch,
     if param.is_meta: return  # shapes only (a model built on the meta device): no values, and no generator there
     # each rank's shard draws noise of its own
     shard = torch.distributed.get_rank() if hasattr(owner, "device_mesh") else 0
-    generator = self._rounding_generators.setdefault(param.device, torch.Generator(device=param.device))
+    generator = self._rounding_generators[param.device]
     generator.manual_seed(((self.rounding_seed * 1_000_003 + self._group_and_position(owner)[1]) * 1_000_033
                            + step + shard * 1_000_000_007) % 2**64)  # a generator takes 64 bits: any seed fits
     # a DTensor's shard: its random fill has no sharding rule

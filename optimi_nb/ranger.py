@@ -70,8 +70,9 @@ class Ranger(RAdam):
         state = super().init_state(param, group)
         compensated = "kahan_comp" in state or (group["stochastic_rounding"] and param.dtype in LOW_PRECISION)
         dtype = torch.float32 if compensated else param.dtype
-        # a count of Lookahead's own (below), on the CPU
-        return state | {"slow_weights": param.detach().to(dtype, copy=True), "weight_updates": torch.tensor(0)}
+        # a count of Lookahead's own (below), on the CPU whatever the default device: reading it costs no GPU sync
+        count = torch.tensor(0, device="cpu")
+        return state | {"slow_weights": param.detach().to(dtype, copy=True), "weight_updates": count}
 
     def after_update_due_(self, group: dict, state: dict) -> bool:
         "Count each tensor's weight update; whether a lookahead is due for any (every k-th update)"
@@ -91,9 +92,10 @@ def load_state_dict(self: Ranger,
     "Load a Ranger state dict, each parameter's count of weight updates as saved (its step count where it has none)"
     saved = state_dict.get("state", {}) if isinstance(state_dict, dict) else {}
     counts = {i: int(s.get("weight_updates", s.get("step", 0))) for i, s in saved.items() if isinstance(s, dict) and s}
-    state_dict = state_dict | {"state": {i: s | {"weight_updates": torch.tensor(counts[i])} if i in counts else s
+    cpu_count = lambda i: torch.tensor(counts[i], device="cpu")
+    state_dict = state_dict | {"state": {i: s | {"weight_updates": cpu_count(i)} if i in counts else s
                                          for i, s in saved.items()}}
     super(Ranger, self).load_state_dict(state_dict)
     saved_ids = [i for g in state_dict["param_groups"] for i in g["params"]]
     for param, i in zip([p for g in self.param_groups for p in g["params"]], saved_ids):
-        if i in counts: self.state[param]["weight_updates"] = torch.tensor(counts[i])  # on the CPU again
+        if i in counts: self.state[param]["weight_updates"] = cpu_count(i)  # on the CPU again

@@ -78,7 +78,7 @@ def adam_update(param: Tensors, # weights
 # %% ../nbs/11_adam.ipynb #52ee2d4d
 class Adam(BaseOptimizer):
     "Adam with bias correction folded into the betas, L2 or decoupled weight decay, and Kahan summation"
-    buffers = (Buffer("exp_avg", SIGNED), Buffer("exp_avg_sq", NONNEGATIVE))
+    buffers = (Buffer("exp_avg", SIGNED, decay=lambda group: group["betas"][0]), Buffer("exp_avg_sq", NONNEGATIVE))
     update = staticmethod(adam_update)
     elementwise_update = True
     torch_counterpart = "Adam"  # load_state_dict converts torch.optim.Adam's (and AdamW's) state dicts

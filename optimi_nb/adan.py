@@ -50,7 +50,8 @@ def adan_update(param: Tensors, # weights
 # %% ../nbs/15_adan.ipynb #6377f2bd
 class Adan(BaseOptimizer):
     "Adan, with Adan-style (proximal) or AdamW-style weight decay, and Kahan summation (automatic, as for all)"
-    buffers = (Buffer("exp_avg", SIGNED), Buffer("exp_avg_diff", SIGNED), Buffer("exp_avg_sq", NONNEGATIVE),
+    buffers = (Buffer("exp_avg", SIGNED, decay=lambda group: group["betas"][0]),
+               Buffer("exp_avg_diff", SIGNED, decay=lambda group: group["betas"][1]), Buffer("exp_avg_sq", NONNEGATIVE),
                Buffer("prev_grad", EXACT))
     update = staticmethod(adan_update)
     elementwise_update = True

@@ -6,6 +6,7 @@
 __all__ = ['BaseOptimizer', 'unwrapped']
 
 # %% ../nbs/07_base.ipynb #af462c87
+import warnings
 import torch
 from typing import Callable, Iterable
 from fastcore.basics import patch
@@ -18,8 +19,9 @@ from .dispatch import Dispatch
 from .foreach import Tensors
 from .kahan import LOW_PRECISION, uses_kahan
 from .storage import EXACT, NONNEGATIVE, SIGNED, Buffer, new_kahan_comp, new_state_buffer, stored_compactly
+from .storage import stalling_averages
 from . import weight_decay
-from .weight_decay import warn_if_high_decay
+from .weight_decay import outside_stacklevel, warn_if_high_decay
 
 # %% ../nbs/07_base.ipynb #c843e4b2
 class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
@@ -32,6 +34,7 @@ class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
     supports_cautious: bool = True  # False if an update moves more than the weights by its step (Schedule-Free's z-y)
     torch_counterpart: str | None = None  # the torch.optim kind load_state_dict converts: SGD, Adam, RAdam, Muon
     group_keys: tuple[str, ...] = ()  # param-group entries kept besides the arguments (Schedule-Free's running totals)
+    resting_buffers: tuple[Buffer, ...] = ()  # buffers a state keeps while its group declares them no more (SGD's)
 
     def __init__(self,
                  params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts
@@ -52,6 +55,7 @@ class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
                  kahan_precision: str | None = None, # "int8": Kahan compensation as int8 residual; None: weights' dtype
                  **hyperparameters, # the optimizer's own, e.g. betas and eps: each an argument of its __init__
                 ) -> None:
+        "Build the optimizer: the shared options here, a subclass's own hyperparameters in `hyperparameters`"
         check_option("gradient_release", gradient_release)
         unknown = sorted(set(hyperparameters) - init_keywords(type(self)) - set(self.group_keys))
         if unknown: raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {unknown[0]!r}"
@@ -115,7 +119,8 @@ def validate(self: BaseOptimizer,
         if not isinstance(betas, (tuple, list)) or len(betas) != self.num_betas:
             raise ValueError(f"betas must be a tuple of {self.num_betas} numbers, got {betas!r}")
         for i, beta in enumerate(betas): check_range(f"betas[{i}]", beta, 0.0, 1.0, high_open=True)
-        spelt_apart = [key for key in ("beta1", "beta2", "beta3") if key in group]  # torch-optimi's group keys
+        # torch-optimi's group keys, unless the optimizer's own (NorMuon's beta2)
+        spelt_apart = [key for key in ("beta1", "beta2", "beta3") if key in group and key not in self.defaults]
         if spelt_apart: raise ValueError(f"param group key {spelt_apart[0]!r} is torch-optimi's spelling, which "
                                          f"{type(self).__name__} would ignore: set betas=(...) in the group instead")
 
@@ -152,6 +157,11 @@ def add_param_group(self: BaseOptimizer,
                          f"weights, and this param group's are {sorted({str(p.dtype) for p in tensors})}: "
                          "set it to None for this group")
     if not getattr(self, "_constructing", False): warn_if_high_decay([group])
+    for name, beta in stalling_averages(self.group_buffers(group), group):  # 4-bit codes that would not move
+        warnings.warn(f"state_precision='int4' keeps {type(self).__name__}'s {name} (β = {beta:g}) in 15 levels, and a "
+                      "step moves it by 1-β of the gradient's distance, less than half a level: it stops following the "
+                      "gradients (4-bit optimizer states, Slow averages). Use state_precision='int8' for this group",
+                      UserWarning, stacklevel=outside_stacklevel())
     super(BaseOptimizer, self).add_param_group(param_group)
     self.share_wide()  # the optimizer-wide entries, in the new group too
     if getattr(self, "_release", None) is not None:  # added while gradient release hooks run: hook what trains already

@@ -42,7 +42,7 @@ def lion_update(param: Tensors, # weights
 # %% ../nbs/14_lion.ipynb #0de9b8b5
 class Lion(BaseOptimizer):
     "Lion, with decoupled (or fully decoupled) weight decay and Kahan summation"
-    buffers = (Buffer("exp_avg", SIGNED),)
+    buffers = (Buffer("exp_avg", SIGNED, decay=lambda group: group["betas"][1]),)  # m decays by β2
     update = staticmethod(lion_update)
     elementwise_update = True
 

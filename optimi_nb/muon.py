@@ -239,7 +239,7 @@ def group_buffers(self: Muon,
     "The momentum for a Muon group (torch.optim.Muon's name), Adam's two moments for an AdamW group"
     if not group["use_muon"] and "betas" not in group:  # switched by hand, before the step counts: no AdamW settings
         raise ValueError("use_muon=False in a param group without betas: set AdamW's betas and eps in it too")
-    return (Buffer("momentum_buffer", SIGNED),) if group["use_muon"] else Adam.buffers
+    return (Buffer("momentum_buffer", SIGNED, decay=lambda g: g["momentum"]),) if group["use_muon"] else Adam.buffers
 
 @patch
 def step_scalars(self: Muon,

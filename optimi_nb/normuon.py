@@ -19,13 +19,13 @@ from .muon import Muon, muon_update, muon_or_adamw_update
 
 # %% ../nbs/18a_normuon.ipynb #f4622d1e
 def normalize_rows(ortho: Tensor, # a batch of orthogonalized matrices O, shape (n, A, B), as the iteration returns them
-                   second_moment: list[Tensor], # v of each matrix: one fp32 number per row, updated in place
+                   second_moment: list[Tensor], # v of each matrix: a number per row (fp32; fp64 beside fp64), in place
                    beta2: float, # β2, the decay of v
                    eps: float, # ε, added to √v
                    adjust_lr_fn: str | None, # "match_rms_adamw": to √min(A, B), exact U Vᵀ's norm; else ‖O‖_F
-                  ) -> Tensor: # Ô, fp32, rescaled
+                  ) -> Tensor: # Ô, in v's dtype, rescaled
     "v ← β2·v + (1-β2)·(column mean of O²), then Ô = O/(√v+ε), rescaled to ‖O‖_F (or √min(A, B))"
-    o = ortho.float()
+    o = ortho.to(second_moment[0].dtype)
     lerp_(second_moment, list(o.square().mean(-1).unbind()), 1 - beta2)  # each row's mean square, averaged over steps
     normalized = o / (torch.stack(second_moment).sqrt() + eps).unsqueeze(-1)  # every row to about unit RMS
     norm = math.sqrt(min(o.shape[-2:])) if adjust_lr_fn == "match_rms_adamw" else o.norm(dim=(-2, -1), keepdim=True)
@@ -85,7 +85,7 @@ def group_buffers(self: NorMuon,
     "The momentum and a second moment per row (output neuron) for a NorMuon group (the reference's names); else AdamW's"
     if not group["use_muon"]: return super(NorMuon, self).group_buffers(group)  # patched in: super() names the class
     per_row = Buffer("second_momentum_buffer", NONNEGATIVE, shape=lambda param, group: (param.shape[0],))
-    return Buffer("momentum_buffer", SIGNED), per_row
+    return Buffer("momentum_buffer", SIGNED, decay=lambda group: group["momentum"]), per_row
 
 @patch
 def step_scalars(self: NorMuon,

@@ -41,7 +41,9 @@ class SGD(BaseOptimizer):
     update = staticmethod(sgd_update)
     elementwise_update = True
     torch_counterpart = "SGD"  # load_state_dict converts torch.optim.SGD's state dicts
-    momentum_buffers = (Buffer("momentum_buffer", SIGNED),)  # kept only while momentum is on
+    # declared only while momentum is on
+    momentum_buffers = (Buffer("momentum_buffer", SIGNED, decay=lambda group: group["momentum"]),)
+    resting_buffers = momentum_buffers  # and kept while it is 0, as torch.optim keeps it
 
     @delegates(BaseOptimizer.__init__)
     def __init__(self,

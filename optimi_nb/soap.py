@@ -90,13 +90,14 @@ def soap_step_(param: Tensor, # weights
                refresh: bool, # refresh the eigenbases after this step
               ) -> None:
     "One SOAP step of a tensor: Adam in L's and R's eigenbases, rotated back; factors updated, bases refreshed when due"
-    g = as_matrix(grad).float()
+    wide = gg_left.dtype  # fp32, or fp64 beside fp64 weights: the factors' (`state_dtype`)
+    g = as_matrix(grad).to(wide)
     if not first:
         g_rot = rotate(g, q_left, q_right).reshape(exp_avg_sq.shape)  # G'
         exp_avg.lerp_(g_rot.to(exp_avg.dtype), 1 - beta1)  # m, of the rotated gradient
         exp_avg_sq.mul_(beta2).addcmul_(g_rot, g_rot, value=1 - beta2)  # v, of its square
         if target is not None:
-            adam = as_matrix(exp_avg).float() / (as_matrix(exp_avg_sq).float().sqrt() + eps)  # Adam's step, rotated
+            adam = as_matrix(exp_avg).to(wide) / (as_matrix(exp_avg_sq).to(wide).sqrt() + eps)  # Adam's step, rotated
             target.add_(rotate_back(adam, q_left, q_right).reshape(target.shape), alpha=-lr)
             if decay:  # θ ← (θ + step)(1 - γλ), where θ + target are the true weights
                 target.mul_(1 - decay)
@@ -106,7 +107,7 @@ def soap_step_(param: Tensor, # weights
         for gg, q in ((gg_left, q_left), (gg_right, q_right)):
             if gg.numel(): q.copy_(eigenbasis(gg))
     elif refresh:  # m is carried into the new bases (through the original space), v permuted with them
-        m, v = rotate_back(as_matrix(exp_avg).float(), q_left, q_right), as_matrix(exp_avg_sq).clone()
+        m, v = rotate_back(as_matrix(exp_avg).to(wide), q_left, q_right), as_matrix(exp_avg_sq).clone()
         for dim, (gg, q) in enumerate(((gg_left, q_left), (gg_right, q_right))):
             if gg.numel(): refresh_basis_(gg, q, v, dim)
         exp_avg.copy_(rotate(m, q_left, q_right).reshape(exp_avg.shape))
@@ -153,7 +154,8 @@ def factor_buffers(max_side: str = "max_precond_dim", # the group entry that lim
 # %% ../nbs/18b_soap.ipynb #45d8529f
 class SOAP(BaseOptimizer):
     "SOAP: Adam in the eigenbases of Shampoo's L and R, refreshed every `precondition_frequency` steps; Adam for 1-D"
-    buffers = (Buffer("exp_avg", SIGNED), Buffer("exp_avg_sq", NONNEGATIVE), *factor_buffers())
+    buffers = (Buffer("exp_avg", SIGNED, decay=lambda group: group["betas"][0]), Buffer("exp_avg_sq", NONNEGATIVE),
+               *factor_buffers())
     update = staticmethod(soap_update)
     weight_decay_ = staticmethod(decay_in_update_)
     supports_complex = False  # the eigenbasis of a complex matrix is not that of its real and imaginary parts
@@ -227,7 +229,7 @@ def _exp_avg_into_bases(self: SOAP) -> None:
         if not state or state.get(EXP_AVG_ROTATED) is True: continue
         with torch.no_grad(), self.working_state(param, (Buffer("exp_avg", SIGNED),)) as (_, working):
             m = working["exp_avg"]  # the state itself where it is plain: rotated in place
-            m.copy_(rotate(as_matrix(m).float(), state["q_left"], state["q_right"]).reshape(m.shape))
+            m.copy_(rotate(as_matrix(m).to(state["q_left"].dtype), state["q_left"], state["q_right"]).reshape(m.shape))
         state[EXP_AVG_ROTATED] = True
 
 # %% ../nbs/18b_soap.ipynb #a1c0e003

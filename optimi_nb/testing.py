@@ -71,6 +71,7 @@ def test_identical(a: list[Tensor], # tensors
         assert x.dtype == y.dtype and x.shape == y.shape, (f"tensor {i}: {x.dtype} {tuple(x.shape)} != "
                                                            f"{y.dtype} {tuple(y.shape)}")
         assert torch.equal(x, y), f"tensor {i} differs by up to {(x.double() - y.double()).abs().max().item():.3g}"
+test_identical.__test__ = False  # a helper, not a test: pytest collects a `test_*` imported by `from ... import *`
 
 # %% ../nbs/09_testing.ipynb #29074fc1
 def reference_step(model: nn.Module, # the model whose parameters to update

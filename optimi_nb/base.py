@@ -157,7 +157,7 @@ def add_param_group(self: BaseOptimizer,
                          f"weights, and this param group's are {sorted({str(p.dtype) for p in tensors})}: "
                          "set it to None for this group")
     if not getattr(self, "_constructing", False): warn_if_high_decay([group])
-    for name, beta in stalling_averages(self.group_buffers(group), group):  # 4-bit codes that would not move
+    for name, beta in stalling_averages(self.group_buffers(group), group, tensors):  # 4-bit codes that would not move
         warnings.warn(f"state_precision='int4' keeps {type(self).__name__}'s {name} (β = {beta:g}) in 15 levels, and a "
                       "step moves it by 1-β of the gradient's distance, less than half a level: it stops following the "
                       "gradients (4-bit optimizer states, Slow averages). Use state_precision='int8' for this group",

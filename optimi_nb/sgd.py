@@ -70,7 +70,10 @@ class SGD(BaseOptimizer):
         super().validate(group)
         check_range("momentum", group["momentum"], 0.0, 1.0, high_open=True)
         for name in ("dampening", "torch_init", "nesterov"): check_option(name, group[name])
-        if group["nesterov"] and (group["momentum"] == 0 or group["dampening"]):
+        # momentum 0 is refused as torch.optim refuses it, when the optimizer is built: a schedule may set it later
+        # (CyclicLR's base_momentum=0), and a checkpoint saved then must load
+        no_momentum = group["momentum"] == 0 and getattr(self, "_constructing", False)
+        if group["nesterov"] and (no_momentum or group["dampening"]):
             raise ValueError(f"nesterov=True needs momentum > 0 and dampening=False, "
                              f"got momentum={group['momentum']!r}, dampening={group['dampening']!r}")
 
@@ -107,6 +110,7 @@ def group_from_torch(self: SGD,
 def state_from_torch(self: SGD,
                      state: dict, # a parameter's state in a torch.optim.SGD state dict
                      group: dict, # its param group, under our names
-                    ) -> dict: # our state: step 1 and the momentum buffer
+                    ) -> dict: # our state: step 1 and the momentum buffer, if any
     "torch.optim.SGD's momentum buffer as it is; it counts no steps, and ours only needs to know the first is past"
-    return {"step": 1, "momentum_buffer": state["momentum_buffer"]}
+    buffer = state.get("momentum_buffer")  # None without momentum: torch before 2.4 saved that
+    return {"step": 1} if buffer is None else {"step": 1, "momentum_buffer": buffer}

@@ -211,10 +211,11 @@ STALLING_DECAY = 0.97  # an average this slow moves its 4-bit codes by less than
 
 def stalling_averages(buffers: tuple[Buffer, ...], # a group's state buffers, as its optimizer declares them
                       group: dict, # the param group: its `state_precision` and hyperparameters
+                      params: list[Tensor], # its parameters
                      ) -> list[tuple[str, float]]: # (name, β) of each
     "The signed averages that 4-bit codes would hold still: β of `STALLING_DECAY` or more, a step below half a level"
-    if group["state_precision"] != "int4": return []
-    decays = [(b.name, b.decay(group)) for b in buffers if b.decay is not None]
+    in_4_bits = lambda b: any(quantized_bits(b, p, group["state_precision"]) == 4 for p in params)  # small: plain
+    decays = [(b.name, b.decay(group)) for b in buffers if b.decay is not None and in_4_bits(b)]
     return [(name, beta) for name, beta in decays if beta >= STALLING_DECAY]
 
 # %% ../nbs/04_quantized_storage.ipynb #f4090a8c

@@ -151,7 +151,7 @@ def _own_groups(self: Checkpoints,
     "The saved param groups under our names, completed from ours, with our `KEPT_HERE`; whether torch.optim saved them"
     name, names = type(self).__name__, {*self.optimizer_wide(), "folded"}
     saved_groups = [{k: v for k, v in g.items() if k not in names} for g in state_dict["param_groups"]]
-    if not wide and any({"triton", "setup"} <= g.keys() for g in saved_groups):  # its steps by group, betas apart
+    if not wide and any({"setup", "kahan_sum"} <= g.keys() for g in saved_groups):  # its steps by group, betas apart
         raise ValueError(f"the state dict was saved by torch-optimi, whose layout {name} does not convert: "
                          "start optimi_nb's states afresh, or finish this run with torch-optimi")
     # ours carry the class name and seed, and every group of ours has `kahan_sum` (even where a tool dropped the rest)

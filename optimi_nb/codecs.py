@@ -189,9 +189,9 @@ def encode_residual(comp: Tensor, # the Kahan compensation k of `param`
 
 def decode_residual(residual: Tensor, # int8 ρ from `encode_residual`
                     param: Tensor, # the weights it belongs to
-                   ) -> Tensor: # the compensation k̂ in fp32, shaped like `param`
-    "The compensation k = ρ/127·ULP(θ)/2 = ρ·ULP(θ)·(1/254), in fp32: rounded to bf16 it would err by ULP/1024 more"
-    return residual.float().mul_(ulp(param)).mul_(1 / 254)
+                   ) -> Tensor: # the compensation k̂, shaped like `param`
+    "The compensation k = ρ/127·ULP(θ)/2 = ρ·ULP(θ)·(1/254), in `param`'s dtype"
+    return residual.float().mul_(ulp(param)).mul_(1 / 254).to(param.dtype)
 
 # %% ../nbs/03a_codecs.ipynb #c01337ac
 def code_bits(codes: Tensor, # block codes: 1-D, or 2-D (blocks within each row)

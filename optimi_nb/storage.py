@@ -90,7 +90,7 @@ def decode(stored: Stored, # a stored value
            param: Tensors, # its weights: the working copy's shape and dtype
            pieces: bool = False, # a residual decoded a piece at a time (a whole tensor, outside an update)
           ) -> Tensors: # the working copy: a tensor, or a list for a foreach bucket
-    "A working copy: plain values are their own; codes decode in the weights' dtype; a residual in fp32 (whole)"
+    "A working copy in the parameter's dtype; plain values are their own working copy, updated in place"
     if not compact(stored): return stored.data
     partner = stored.data if stored.scales is None else stored.scales  # a residual has no scales: zip its codes twice
     decoded = [residual_in_pieces(decode_residual, torch.empty_like(p), codes, p) if stored.residual and pieces
@@ -258,8 +258,7 @@ def convert_storage(saved: dict, # a parameter's saved state
         has = has._replace(data=has.data.to(param.device),
                            scales=None if has.scales is None else has.scales.to(param.device))
         if name == "kahan_comp":
-            converted[name] = (encode_residual(has.data, weights) if wants.residual
-                               else decode(has, weights).to(weights.dtype))
+            converted[name] = encode_residual(has.data, weights) if wants.residual else decode(has, weights)
         elif compact(wants):
             values = decode(has, as_real(weights)) if recoded else as_real(local(has.data))
             codes, scales = codec(wants.signed, wants.bits)[0](values)

@@ -12,7 +12,7 @@ from typing import Callable, Iterable
 from fastcore.basics import patch
 from torch import Tensor
 from torch.optim import Optimizer
-from .arguments import FOREIGN_OPTIONS, check_integer, check_option, check_range, plain_setting
+from .arguments import FOREIGN_OPTIONS, check_betas, check_integer, check_option, check_range, plain_setting
 from .arguments import init_keywords, init_summary, own_init, parameters_doc
 from .checkpoint import Checkpoints, fresh_transients
 from .dispatch import Dispatch
@@ -115,10 +115,7 @@ def validate(self: BaseOptimizer,
                          f"has none (stochastic_rounding={group['stochastic_rounding']!r}, "
                          f"kahan_sum={group['kahan_sum']!r})")
     if "betas" in group:
-        betas = group["betas"]
-        if not isinstance(betas, (tuple, list)) or len(betas) != self.num_betas:
-            raise ValueError(f"betas must be a tuple of {self.num_betas} numbers, got {betas!r}")
-        for i, beta in enumerate(betas): check_range(f"betas[{i}]", beta, 0.0, 1.0, high_open=True)
+        check_betas("betas", group["betas"], self.num_betas)
         # torch-optimi's group keys, unless the optimizer's own (NorMuon's beta2)
         spelt_apart = [key for key in ("beta1", "beta2", "beta3") if key in group and key not in self.defaults]
         if spelt_apart: raise ValueError(f"param group key {spelt_apart[0]!r} is torch-optimi's spelling, which "

@@ -14,7 +14,7 @@ from torch import Tensor
 from .foreach import Tensors, as_real
 from .kahan import LOW_PRECISION
 from .low_precision import GeneratorsByDevice, stochastic_round_
-from .plan import Call, ParamIndex, StepPlan, compiled_by_default, plan_calls, plan_key
+from .plan import Call, ParamIndex, StepPlan, check_grads, compiled_by_default, plan_calls, plan_key
 from .compiled_call import CompiledCalls
 from .layout import block_views, flat_views, flattenable, in_slices, slice_numel
 from .step_graph import StepGraphs
@@ -90,7 +90,9 @@ def step(self: Dispatch,
             self._warn_once("unprepared", f"{type(self).__name__} was built with gradient_release=True, but "
                             "prepare_for_gradient_release was never called: this is ordinary training, with every "
                             "gradient kept")
-        for group in self.param_groups: self._step_group(group)
+        stepping, taken = [[p for p in g["params"] if p.grad is not None] for g in self.param_groups], set()
+        for params in stepping: check_grads(params, type(self).__name__, taken)  # all, before an update writes in one
+        for group, params in zip(self.param_groups, stepping): self._step_group(group, params)
     if param is None and self._folded and not self._optimizer_accumulation: self._commit_folded()
     return loss
 
@@ -130,17 +132,10 @@ def _count_step(self: Dispatch, param: Tensor, group: dict) -> dict:
     return state
 
 @patch
-def _check_grads(self: Dispatch, params: list[Tensor]) -> None:
-    "Refuse sparse gradients, before any step is counted"
-    if not any([p.grad.is_sparse for p in params]): return  # one pass: a release hook's parameter, or every one
-    shape = next(tuple(p.shape) for p in params if p.grad.is_sparse)
-    raise TypeError(f"{type(self).__name__} does not support sparse gradients (a parameter of shape {shape} has one)")
-
-@patch
 def _step_param(self: Dispatch, param: Tensor) -> None:
     "Update one parameter that has a gradient: the single-parameter path (a release hook's), through a plan of its own"
     group, _ = self._group_and_position(param)  # `ParamIndex` (Step plans)
-    check_max_lr(group); self._check_grads([param]); declared = self._declare_buffers(group)
+    check_max_lr(group); check_grads([param], type(self).__name__); declared = self._declare_buffers(group)
     state = self._count_step(param, group)
     key, plan = plan_key(group, [param], [state], declared), self._plans.get(id(param))
     if plan is None or plan.key != key:
@@ -152,10 +147,12 @@ def _step_param(self: Dispatch, param: Tensor) -> None:
 
 # %% ../nbs/05_dispatch.ipynb #49a7200a
 @patch
-def _step_group(self: Dispatch, group: dict) -> None:
+def _step_group(self: Dispatch,
+                group: dict, # the param group
+                params: list[Tensor], # its parameters with a gradient, checked (`check_grads`)
+               ) -> None:
     "Update one param group through its step plan, made on the first step and again whenever its key changes"
-    params = [p for p in group["params"] if p.grad is not None]
-    check_max_lr(group); self._check_grads(params); declared = self._declare_buffers(group)
+    check_max_lr(group); declared = self._declare_buffers(group)
     states = [self._count_step(p, group) for p in params]
     key, plan = plan_key(group, params, states, declared), self._plans.get(id(group))
     if plan is None or plan.key != key:

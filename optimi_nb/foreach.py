@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['Tensors', 'sub_', 'div_', 'sqrt_', 'sign_', 'reciprocal_', 'clamp_min_', 'copy_', 'add_', 'addcmul_', 'addcdiv_',
-           'lerp_', 'sqrt_into_', 'mul_', 'foreach_by_default', 'as_real']
+           'lerp_', 'sqrt_into_', 'mul_', 'foreach_by_default', 'as_real', 'whole', 'shard_like']
 
 # %% ../nbs/00_foreach.ipynb #4e17f310
 from typing import Union
@@ -135,3 +135,18 @@ def as_real(x): # a tensor, a list of tensors, or anything else
     "A complex tensor (or each of a list) viewed as pairs of reals, `torch.view_as_real`; anything else as it is"
     if isinstance(x, list): return [as_real(t) for t in x]
     return torch.view_as_real(x) if isinstance(x, Tensor) and x.is_complex() else x
+
+# %% ../nbs/00_foreach.ipynb #1b6c4c62
+def whole(x: Tensor, # a tensor or a DTensor
+         ) -> Tensor: # the whole tensor, on every rank
+    "The whole tensor: a sharded DTensor is gathered from every rank (a collective); a plain tensor as it is"
+    return x.full_tensor() if hasattr(x, "full_tensor") else x
+
+def shard_like(full: Tensor, # a whole tensor, the same on every rank
+               x: Tensor, # a tensor or DTensor with the layout to give it
+              ) -> Tensor: # `full`, or this rank's shard of it
+    "`full` laid out like `x`: for a DTensor, this rank's shard of it (no communication, every rank holds `full`)"
+    if not hasattr(x, "full_tensor"): return full
+    from torch.distributed.tensor import Replicate
+    replicated = DTensor.from_local(full, x.device_mesh, [Replicate()] * x.device_mesh.ndim, run_check=False)
+    return replicated.redistribute(x.device_mesh, x.placements)

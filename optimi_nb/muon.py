@@ -15,9 +15,9 @@ from fastcore.meta import delegates
 import torch
 from torch import Tensor, nn
 from .adam import Adam, adam_update, debias_beta
-from .arguments import check_integer, check_option, check_range, refuse_fixed
+from .arguments import check_betas, check_integer, check_option, check_range, refuse_fixed
 from .base import SIGNED, BaseOptimizer, Buffer
-from .foreach import Tensors, add_, lerp_
+from .foreach import Tensors, add_, lerp_, shard_like, whole
 
 NS_COEFFICIENTS = (3.4445, -4.7750, 2.0315)  # Jordan et al.'s quintic, steep at 0: 5 iterations put σ in ~[0.68, 1.21]
 MAX_BATCH_ELEMENTS = 2**25  # matrix elements per foreach batch at most (or one matrix): bounds the temporaries
@@ -77,20 +77,6 @@ def lr_ratio(shape: torch.Size, # the parameter's shape; dimensions after the fi
     return math.sqrt(max(1, rows / cols))
 
 # %% ../nbs/18_muon.ipynb #1ae0963c
-def _full(x: Tensor, # a tensor or a DTensor
-         ) -> Tensor: # the whole tensor, on every rank
-    "The whole tensor: a sharded DTensor is gathered from every rank"
-    return x.full_tensor() if hasattr(x, "full_tensor") else x
-
-def _like(full: Tensor, # a whole tensor, the same on every rank
-          x: Tensor, # a tensor or DTensor with the layout to give it
-         ) -> Tensor: # `full`, or this rank's shard of it
-    "`full` laid out like `x`: for a DTensor, this rank's shard of it (no communication, every rank holds `full`)"
-    if not hasattr(x, "full_tensor"): return full
-    from torch.distributed.tensor import DTensor, Replicate
-    replicated = DTensor.from_local(full, x.device_mesh, [Replicate()] * x.device_mesh.ndim, run_check=False)
-    return replicated.redistribute(x.device_mesh, x.placements)
-
 def _stack(matrices: list[Tensor], # matrices of one shape
           ) -> Tensor: # a bf16 batch, shape (len(matrices), *shape)
     "The matrices as one bf16 batch, converted while copied"
@@ -116,10 +102,10 @@ def add_orthogonalized_(target: Tensors, # where the update is added
         per_batch = max(1, MAX_BATCH_ELEMENTS // (rows * cols))
         for start in range(0, len(same_shape), per_batch):
             members = same_shape[start:start + per_batch]
-            ortho = newton_schulz(_stack([_full(directions[i]).reshape(rows, cols) for i in members]),
+            ortho = newton_schulz(_stack([whole(directions[i]).reshape(rows, cols) for i in members]),
                                   coefficients, eps)
             if normalize is not None: ortho = normalize(ortho, members)
-            updates = [_like(o.reshape(shape), directions[i]) for o, i in zip(ortho, members)]  # added as they are
+            updates = [shard_like(o.reshape(shape), directions[i]) for o, i in zip(ortho, members)]  # added as they are
             add_([targets[i] for i in members], updates, alpha=-lr * lr_ratio(shape, adjust_lr_fn))
 
 # %% ../nbs/18_muon.ipynb #d52fe5a2
@@ -171,6 +157,8 @@ class Muon(BaseOptimizer):
     update = staticmethod(muon_or_adamw_update)
     supports_complex = False  # orthogonalizing a complex matrix as a pair of real ones would be another algorithm
     group_keys = ("use_muon",)  # each param group's algorithm: Muon (True) or AdamW (False)
+    # hyperparameters of one algorithm, which the other's groups ignore
+    muon_keys, adamw_keys = ("momentum", "nesterov", "ns_coefficients", "ns_steps", "adjust_lr_fn"), ("betas",)
     torch_counterpart = "Muon"  # load_state_dict converts torch.optim.Muon's state dicts
 
     @delegates(BaseOptimizer.__init__, but=["decouple_wd"])
@@ -190,9 +178,7 @@ class Muon(BaseOptimizer):
                  adamw_betas: tuple[float, float] = (0.9, 0.99), # AdamW's betas in groups with `use_muon=False`
                  adamw_eps: float = 1e-6, # AdamW's eps in groups with `use_muon=False`
                  **kwargs) -> None:
-        if not isinstance(adamw_betas, (tuple, list)) or len(adamw_betas) != 2:  # checked now, not at their first use
-            raise ValueError(f"adamw_betas must be a tuple of 2 numbers, got {adamw_betas!r}")
-        for i, beta in enumerate(adamw_betas): check_range(f"adamw_betas[{i}]", beta, 0.0, 1.0, high_open=True)
+        check_betas("adamw_betas", adamw_betas, 2)  # checked now, not at their first use
         check_range("adamw_eps", adamw_eps)
         self.adamw_defaults = dict(betas=adamw_betas, eps=adamw_eps)
         refuse_fixed(self, kwargs, decouple_wd="its weight decay is always decoupled")
@@ -202,6 +188,7 @@ class Muon(BaseOptimizer):
 
     def add_param_group(self, param_group: dict) -> None:
         "Add a param group; a group with `use_muon=False` gets AdamW's betas and eps unless it sets its own"
+        if isinstance(param_group, dict): self._refuse_ignored(param_group)
         if param_group.get("use_muon", True) is False: param_group = self.adamw_defaults | param_group
         super().add_param_group(param_group)
         try: self._check_params(self.param_groups[-1], len(self.param_groups) - 1)
@@ -220,6 +207,17 @@ class Muon(BaseOptimizer):
             raise ValueError(f"adjust_lr_fn must be None, 'original' or 'match_rms_adamw', got {fn!r}")
 
 # %% ../nbs/18_muon.ipynb #319e9d95
+@patch
+def _refuse_ignored(self: Muon, group: dict) -> None:
+    "Raise a `ValueError` for a hyperparameter the group's algorithm ignores, set to other than the optimizer's value"
+    use_muon = group.get("use_muon", True)
+    keys, defaults = (self.adamw_keys, self.adamw_defaults) if use_muon else (self.muon_keys, self.defaults)
+    plain = lambda v: tuple(v) if isinstance(v, list) else v  # betas as a list or a tuple
+    if ignored := [k for k in keys if k in group and plain(group[k]) != plain(defaults[k])]:
+        raise ValueError(f"{ignored} set in a param group with use_muon={use_muon}, whose algorithm "
+                         f"({'Muon' if use_muon else 'AdamW'}) ignores them: move them to a group with "
+                         f"use_muon={not use_muon}, or leave them out")
+
 @patch
 def _check_params(self: Muon, group: dict, index: int) -> None:
     "Raise a `ValueError` naming any parameter of a Muon group that is not a matrix (the base refuses complex ones)"

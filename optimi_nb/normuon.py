@@ -55,6 +55,7 @@ def normuon_or_adamw_update(param: Tensors, # weights
 class NorMuon(Muon):
     "NorMuon for matrices (Muon, each orthogonalized row normalized by its second moment), AdamW where `use_muon=False`"
     update = staticmethod(normuon_or_adamw_update)
+    muon_keys = Muon.muon_keys + ("beta2", "row_eps")  # NorMuon's own, which AdamW groups ignore
 
     @delegates(Muon.__init__)
     def __init__(self,

@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['PATH_SETTINGS', 'Call', 'StepPlan', 'plan_key', 'chunks_of', 'plan_calls', 'compiled_by_default', 'NotInParamGroups',
-           'ParamIndex']
+           'ParamIndex', 'check_grads']
 
 # %% ../nbs/04b_step_plan.ipynb #25dc8a75
 import importlib.util
@@ -119,3 +119,24 @@ class ParamIndex:
         "Index every parameter: its group, its position among all parameters, its place in its group's list"
         places = [(k, j, p) for k, g in enumerate(self.param_groups) for j, p in enumerate(g["params"])]
         self._param_index, self._index_key = {id(p): (k, i, j) for i, (k, j, p) in enumerate(places)}, key
+
+# %% ../nbs/04b_step_plan.ipynb #23c2e775
+def check_grads(params: list[Tensor], # parameters about to step, each with a gradient
+                optimizer: str, # the optimizer's class name, for the message
+                taken: set | None = None, # ids of the gradients this step has taken so far; these ones are added
+               ) -> None:
+    "Refuse sparse gradients and gradients not in their weights' dtype; copy a gradient an earlier parameter holds"
+    grads = [p.grad for p in params]
+    if not all([not g.is_sparse and g.dtype == p.dtype for p, g in zip(params, grads)]):  # one pass, usually
+        p = next(p for p, g in zip(params, grads) if g.is_sparse or g.dtype != p.dtype)
+        if p.grad.is_sparse:
+            raise TypeError(f"{optimizer} does not support sparse gradients (a parameter of shape {tuple(p.shape)} "
+                            "has one)")
+        raise TypeError(f"{optimizer} takes gradients in their weights' dtype, but a {p.dtype} parameter of shape "
+                        f"{tuple(p.shape)} has a {p.grad.dtype} gradient")
+    if taken is None: return
+    ids = list(map(id, grads))
+    if taken.isdisjoint(ids) and len(set(ids)) == len(ids): taken.update(ids); return
+    for p in params:  # a gradient held by two parameters: the update writes into it, so each gets its own
+        if id(p.grad) in taken: p.grad = p.grad.clone()
+        taken.add(id(p.grad))

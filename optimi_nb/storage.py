@@ -14,8 +14,7 @@ from contextlib import contextmanager
 from typing import Callable, Iterator, NamedTuple
 import torch
 from torch import Tensor
-from torch.distributed.tensor import DTensor, distribute_tensor
-from .foreach import Tensors, _each, as_real  # _each: a bucket's lists zipped, or single tensors wrapped
+from .foreach import DTensor, Tensors, _each, as_real, whole  # _each: a bucket's lists zipped, or single tensors
 from .kahan import compiling
 from .codecs import (BLOCK_SIZE, codec, code_bits, decode_blocks, decode_residual, encode_blocks_, encode_residual,
                               quantized_numel)
@@ -223,8 +222,8 @@ def placed_like(has: Stored, # a saved state: plain values, or codes in any layo
                 weights: Tensor, # an FSDP2 parameter's weights, a DTensor sharded by rows
                ) -> DTensor: # its fp32 values, placed like the weights
     "`has`'s values placed like FSDP2's weights, whatever layout they were saved in (a full state dict's flat codes)"
-    whole = lambda t: t.full_tensor() if sharded(t) else t  # gathered: flat codes cut by elements, not rows
-    values = whole(has.data)
+    from torch.distributed.tensor import distribute_tensor
+    values = whole(has.data)  # gathered: flat codes cut by elements, not rows
     if compact(has):
         like = torch.empty(weights.shape, dtype=torch.float32, device="meta")
         values = decode(has._replace(data=values, scales=whole(has.scales)), like)

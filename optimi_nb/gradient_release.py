@@ -142,7 +142,7 @@ def prepare_for_gradient_release(model: nn.Module, # the model whose parameters 
 # %% ../nbs/08_release.ipynb #3c9e0f52
 def remove_gradient_release(model: nn.Module, # a model passed to `prepare_for_gradient_release`
                            ) -> None:
-    "Remove the gradient release hooks from `model`; its optimizer's ordinary `step()` and `zero_grad()` work again"
+    "Remove the gradient release hooks from `model`, and end optimizer accumulation: ordinary `step()`s work again"
     if isinstance(model, nn.parallel.DistributedDataParallel):
         raise ValueError("remove_gradient_release cannot undo prepare_ddp_for_gradient_release: DDP keeps a "
                          "communication hook for its lifetime. Wrap the module in a new DistributedDataParallel, with "
@@ -154,3 +154,5 @@ def remove_gradient_release(model: nn.Module, # a model passed to `prepare_for_g
     optimizer, handles = _prepared_modules.pop(model)
     for handle in handles: handle.remove()
     optimizer._release = None  # step() and zero_grad() handle every parameter again
+    # a window the hooks were folding (a fit stopped by an exception, or ended between steps): the next step updates
+    if optimizer.optimizer_accumulation: optimizer.optimizer_accumulation = False

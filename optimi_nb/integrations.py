@@ -24,7 +24,7 @@ def _hf_gradient_release() -> type:
         "Gradient release in Hugging Face's Trainer; `optimizer_accumulation` folds over gradient_accumulation_steps"
         def __init__(self, optimizer_accumulation: bool = False, # fold each step's micro-batches but the last
                     ):
-            self.optimizer_accumulation, self.hook = optimizer_accumulation, None
+            self.optimizer_accumulation = optimizer_accumulation
 
         def on_train_begin(self, args, state, control, model=None, optimizer=None, **kwargs):
             "Refuse what release can't honour, then prepare `model`: the optimizer is built, a resumed state loaded"
@@ -37,12 +37,12 @@ def _hf_gradient_release() -> type:
             # before each micro-batch the Trainer sets Accelerate's sync_gradients: True where it steps after
             def fold(module, inputs):
                 opt.optimizer_accumulation = module.training and not optimizer.gradient_state.sync_gradients
-            if micro > 1: self.hook = model.register_forward_pre_hook(fold)
+            # one of release's hooks: removed with them, by on_train_end or by the next fit after an exception
+            if micro > 1: _prepared_modules[model][1].append(model.register_forward_pre_hook(fold))
 
         def on_train_end(self, args, state, control, model=None, **kwargs):
             "Remove the hooks: the model trains as usual again"
             remove_gradient_release(model)
-            if self.hook: self.hook.remove()
     return HFGradientRelease
 
 # %% ../nbs/23_frameworks.ipynb #d1eaa31c
@@ -138,6 +138,7 @@ def _fastai_gradient_release() -> type:
     "FastaiGradientRelease, on fastai's Callback"
     Callback = framework_module("fastai.callback.core").Callback
     training, torch_core = framework_module("fastai.callback.training"), framework_module("fastai.torch_core")
+    fp16 = framework_module("fastai.callback.fp16")
 
     class FastaiGradientRelease(Callback):
         "Gradient release in fastai; with `optimizer_accumulation`, optimizer accumulation under GradientAccumulation"
@@ -150,10 +151,13 @@ def _fastai_gradient_release() -> type:
             clip = next((cb for cb in self.learn.cbs if isinstance(cb, training.GradientClip)), None)
             self.accumulation = next((cb for cb in self.learn.cbs if isinstance(cb, training.GradientAccumulation)),
                                      None)
+            scaled = any(isinstance(cb, fp16.MixedPrecision) and cb.amp_mode == fp16.AMPMode.FP16
+                         for cb in self.learn.cbs)  # fastai hands the scaler itself, not the optimizer
             check_release_settings(f"GradientClip(max_norm={clip.max_norm})" if clip else "",
                                    (f"GradientAccumulation(n_acc={self.accumulation.n_acc})" if self.accumulation
                                     else ""),
-                                   torch_core.num_distrib(), self.optimizer_accumulation)
+                                   torch_core.num_distrib(), self.optimizer_accumulation,
+                                   scaler="to_fp16() (MixedPrecision with a GradScaler)" if scaled else "")
             # inside OptimWrapper
             prepare_anew(self.learn.model, getattr(self.learn.opt, "opt", self.learn.opt))
 
@@ -209,6 +213,7 @@ def check_release_settings(clipping: str, # the framework's gradient clipping se
                            accumulation: str, # its gradient accumulation setting as "name=value"; "": none
                            processes: int, # how many processes train
                            optimizer_accumulation: bool, # whether the callback runs optimizer accumulation
+                           scaler: str = "", # its fp16 setting with a GradScaler; "": none (or one optimi_nb sees)
                           ) -> None:
     "A ValueError for a framework setting that gradient release can't honour, naming the setting and what to do instead"
     if clipping:
@@ -218,6 +223,9 @@ def check_release_settings(clipping: str, # the framework's gradient clipping se
         raise ValueError(f"{accumulation}: under gradient release every micro-batch would update the weights; pass "
                          "optimizer_accumulation=True to the callback to fold all but the last into the optimizer "
                          "state")
+    if scaler:
+        raise ValueError(f"{scaler}: under gradient release the hooks step with the scaled gradients before the scaler "
+                         "can unscale or check them; train in bf16 (to_bf16()), which needs no GradScaler")
     if processes > 1:
         raise ValueError(f"{processes} processes: these hooks would step before the processes average their gradients; "
                          "see optimi_nb.distributed")

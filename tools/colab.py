@@ -60,9 +60,11 @@ def imports(nb: dict) -> list[str]:
 
 
 def needs(nb: dict, cfg: dict, name: str) -> dict[str, str]:
-    "Module -> pip requirement for what the chapter imports beyond the standard library and Colab's own torch"
+    "Module -> pip requirement for what the chapter and the scripts it fetches import, beyond the standard library and torch"
     pinned, out = pins(cfg), {}
-    for mod in imports(nb):
+    scripts = [ROOT / path for path in CHECKOUT_FILES.get(name, {}).values() if path.endswith(".py")]
+    fetched = {"cells": [{"cell_type": "code", "source": [p.read_text()]} for p in scripts]}  # their imports too
+    for mod in dict.fromkeys(imports(nb) + imports(fetched)):
         if mod in sys.stdlib_module_names or mod in PREINSTALLED or mod == "__future__": continue
         dist = MODULE_TO_DIST.get(mod, mod).lower()
         if dist in pinned:

@@ -85,8 +85,7 @@ def refuse_fixed(optimizer: Optimizer, # the optimizer being built, before `Base
     "A `TypeError` that says why, where `kwargs` passes an option the optimizer sets itself (Python's would not say)"
     for name, why in fixed.items():
         if name in kwargs: raise TypeError(f"{type(optimizer).__name__}() does not take {name}: {why}")
-    vars(optimizer)["fixed_options"] = getattr(optimizer, "fixed_options", {}) | fixed  # a subclass's and its parent's:
-    # nor may a param group set one otherwise (`validate`)
+    vars(optimizer)["fixed_options"] = fixed  # nor may a param group set one otherwise (`validate`)
 
 
 # %% ../nbs/05b_arguments.ipynb #88c6a5ad

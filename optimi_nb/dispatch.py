@@ -90,9 +90,10 @@ def step(self: Dispatch,
             self._warn_once("unprepared", f"{type(self).__name__} was built with gradient_release=True, but "
                             "prepare_for_gradient_release was never called: this is ordinary training, with every "
                             "gradient kept")
-        stepping, taken = [[p for p in g["params"] if p.grad is not None] for g in self.param_groups], set()
-        for params in stepping: check_grads(params, type(self).__name__, taken)  # all, before an update writes in one
+        stepping, taken, shared = [[p for p in g["params"] if p.grad is not None] for g in self.param_groups], set(), []
+        for params in stepping: shared += check_grads(params, type(self).__name__, taken)  # all, before an update
         for group, params in zip(self.param_groups, stepping): self._step_group(group, params)
+        for param, grad in shared: param.grad = grad  # the tensor it was given back (a copy took the step)
     if param is None and self._folded and not self._optimizer_accumulation: self._commit_folded()
     return loss
 

@@ -7,7 +7,7 @@ __all__ = ['NS_COEFFICIENTS', 'MAX_BATCH_ELEMENTS', 'POLAR_EXPRESS_SAFETY', 'POL
            'lr_ratio', 'add_orthogonalized_', 'muon_update', 'muon_or_adamw_update', 'Muon', 'muon_param_groups']
 
 # %% ../nbs/18_muon.ipynb #5237c361
-import math, numbers
+import math, numbers, warnings
 from collections import defaultdict
 from typing import Callable, Iterable, Sequence
 from fastcore.basics import patch
@@ -188,7 +188,7 @@ class Muon(BaseOptimizer):
 
     def add_param_group(self, param_group: dict) -> None:
         "Add a param group; a group with `use_muon=False` gets AdamW's betas and eps unless it sets its own"
-        if isinstance(param_group, dict): self._refuse_ignored(param_group)
+        if isinstance(param_group, dict): self._warn_ignored(param_group)
         if param_group.get("use_muon", True) is False: param_group = self.adamw_defaults | param_group
         super().add_param_group(param_group)
         try: self._check_params(self.param_groups[-1], len(self.param_groups) - 1)
@@ -208,15 +208,15 @@ class Muon(BaseOptimizer):
 
 # %% ../nbs/18_muon.ipynb #319e9d95
 @patch
-def _refuse_ignored(self: Muon, group: dict) -> None:
-    "Raise a `ValueError` for a hyperparameter the group's algorithm ignores, set to other than the optimizer's value"
+def _warn_ignored(self: Muon, group: dict) -> None:
+    "Warn of a hyperparameter the group's algorithm ignores, set to other than the optimizer's value"
     use_muon = group.get("use_muon", True)
     keys, defaults = (self.adamw_keys, self.adamw_defaults) if use_muon else (self.muon_keys, self.defaults)
     plain = lambda v: tuple(v) if isinstance(v, list) else v  # betas as a list or a tuple
     if ignored := [k for k in keys if k in group and plain(group[k]) != plain(defaults[k])]:
-        raise ValueError(f"{ignored} set in a param group with use_muon={use_muon}, whose algorithm "
-                         f"({'Muon' if use_muon else 'AdamW'}) ignores them: move them to a group with "
-                         f"use_muon={not use_muon}, or leave them out")
+        warnings.warn(f"{ignored} set in a param group with use_muon={use_muon}, whose algorithm "
+                      f"({'Muon' if use_muon else 'AdamW'}) ignores them: move them to a group with "
+                      f"use_muon={not use_muon}, or leave them out", UserWarning, stacklevel=3)
 
 @patch
 def _check_params(self: Muon, group: dict, index: int) -> None:

@@ -124,19 +124,17 @@ class ParamIndex:
 def check_grads(params: list[Tensor], # parameters about to step, each with a gradient
                 optimizer: str, # the optimizer's class name, for the message
                 taken: set | None = None, # ids of the gradients this step has taken so far; these ones are added
-               ) -> None:
-    "Refuse sparse gradients and gradients not in their weights' dtype; copy a gradient an earlier parameter holds"
+               ) -> list[tuple[Tensor, Tensor]]: # (parameter, the gradient it holds) where it steps with a copy
+    "Refuse sparse gradients; give a parameter a copy of a gradient an earlier one holds too, for this step"
     grads = [p.grad for p in params]
-    if not all([not g.is_sparse and g.dtype == p.dtype for p, g in zip(params, grads)]):  # one pass, usually
-        p = next(p for p, g in zip(params, grads) if g.is_sparse or g.dtype != p.dtype)
-        if p.grad.is_sparse:
-            raise TypeError(f"{optimizer} does not support sparse gradients (a parameter of shape {tuple(p.shape)} "
-                            "has one)")
-        raise TypeError(f"{optimizer} takes gradients in their weights' dtype, but a {p.dtype} parameter of shape "
-                        f"{tuple(p.shape)} has a {p.grad.dtype} gradient")
-    if taken is None: return
+    if any([g.is_sparse for g in grads]):
+        shape = next(tuple(p.shape) for p, g in zip(params, grads) if g.is_sparse)
+        raise TypeError(f"{optimizer} does not support sparse gradients (a parameter of shape {shape} has one)")
+    if taken is None: return []
     ids = list(map(id, grads))
-    if taken.isdisjoint(ids) and len(set(ids)) == len(ids): taken.update(ids); return
-    for p in params:  # a gradient held by two parameters: the update writes into it, so each gets its own
-        if id(p.grad) in taken: p.grad = p.grad.clone()
+    if taken.isdisjoint(ids) and len(set(ids)) == len(ids): taken.update(ids); return []  # the usual case
+    shared = []
+    for p in params:  # a gradient held by two parameters: the update writes into it, so the later one takes a copy
+        if id(p.grad) in taken: shared.append((p, p.grad)); p.grad = p.grad.clone()
         taken.add(id(p.grad))
+    return shared

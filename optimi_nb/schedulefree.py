@@ -123,8 +123,6 @@ class ScheduleFree(BaseOptimizer):
                  lr: float, # learning rate γ
                  **kwargs) -> None:
         self._train_mode = True  # kwargs: the subclass's warmup_steps, r and weight_lr_power, and the shared options
-        refuse_fixed(self, kwargs, decouple_lr="Schedule-Free decays at y inside its step, scaled by lr",
-                     max_lr="it serves fully decoupled decay (decouple_lr), which Schedule-Free does not take")
         super().__init__(params, lr, averaging_step=0, lr_max=0.0, weight_sum=0.0, step_counted=False, **kwargs)
 
     def beta(self,
@@ -136,6 +134,8 @@ class ScheduleFree(BaseOptimizer):
     def validate(self, group: dict) -> None:
         "The base optimizer's checks, and warmup_steps, r and weight_lr_power"
         super().validate(group)
+        if group["decouple_lr"]: raise ValueError("decouple_lr=True: Schedule-Free decays at y inside its step, scaled "
+                                                  "by lr; fully decoupled decay is not supported")
         check_integer("warmup_steps", group["warmup_steps"], low=0)
         check_range("r", group["r"]); check_range("weight_lr_power", group["weight_lr_power"])
 
@@ -235,16 +235,21 @@ class SGDScheduleFree(ScheduleFree):
                  r: float = 0.0, # polynomial weighting t^r of the average
                  weight_lr_power: float = 2.0, # p: step t weighs γ_max^p in the average
                  **kwargs) -> None:
-        refuse_fixed(self, kwargs, decouple_wd="it decays by L2 at y, as the reference does",
-                     state_precision="its one state, z - y, is kept in the weights' dtype (an 8- or 4-bit error in "
-                                     "it would enter x directly); kahan_precision='int8' applies")
+        # L2 decay at y, and z - y unquantized: other values are refused by `validate`, naming them
         super().__init__(params, lr, momentum=momentum, warmup_steps=warmup_steps, r=r, weight_lr_power=weight_lr_power,
-                         decouple_wd=False, state_precision=None, **kwargs)
+                         **{"decouple_wd": False, "state_precision": None} | kwargs)
 
     def validate(self, group: dict) -> None:
-        "The shared checks and 0 < momentum < 1 (the switch to x divides by it)"
+        "The shared checks, 0 < momentum < 1 (the switch to x divides by it), L2 decay and an unquantized z - y"
         super().validate(group)
         check_range("momentum", group["momentum"], 0.0, 1.0, low_open=True, high_open=True)
+        if group["decouple_wd"]:
+            raise ValueError("decouple_wd=True: SGDScheduleFree decays by L2 at y, as the reference does; "
+                             "decoupled decay is not supported")
+        if group["state_precision"] is not None:
+            raise ValueError(f"state_precision={group['state_precision']!r}: SGDScheduleFree's one state, z - y, is "
+                             "kept in the weights' dtype (an 8- or 4-bit error in it would enter x directly); "
+                             "kahan_precision='int8' applies")
 
     def step_scalars(self,
                      group: dict, # the param group

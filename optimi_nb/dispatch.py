@@ -14,7 +14,7 @@ from torch import Tensor
 from .foreach import Tensors, as_real
 from .kahan import LOW_PRECISION
 from .low_precision import GeneratorsByDevice, stochastic_round_
-from .plan import Call, ParamIndex, StepPlan, check_grads, compiled_by_default, plan_calls, plan_key
+from .plan import Call, ParamIndex, StepPlan, check_grads, compiled_by_default, copy_shared, plan_calls, plan_key
 from .compiled_call import CompiledCalls
 from .layout import block_views, flat_views, flattenable, in_slices, slice_numel
 from .step_graph import StepGraphs
@@ -90,8 +90,9 @@ def step(self: Dispatch,
             self._warn_once("unprepared", f"{type(self).__name__} was built with gradient_release=True, but "
                             "prepare_for_gradient_release was never called: this is ordinary training, with every "
                             "gradient kept")
-        stepping, taken, shared = [[p for p in g["params"] if p.grad is not None] for g in self.param_groups], set(), []
-        for params in stepping: shared += check_grads(params, type(self).__name__, taken)  # all, before an update
+        stepping, taken = [[p for p in g["params"] if p.grad is not None] for g in self.param_groups], set()
+        twice = any([check_grads(params, type(self).__name__, taken) for params in stepping])  # all, before an update
+        shared = copy_shared(stepping) if twice else []  # a gradient held twice: the later holders step with copies
         for group, params in zip(self.param_groups, stepping): self._step_group(group, params)
         for param, grad in shared: param.grad = grad  # the tensor it was given back (a copy took the step)
     if param is None and self._folded and not self._optimizer_accumulation: self._commit_folded()

@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['PATH_SETTINGS', 'Call', 'StepPlan', 'plan_key', 'chunks_of', 'plan_calls', 'compiled_by_default', 'NotInParamGroups',
-           'ParamIndex', 'check_grads']
+           'ParamIndex', 'check_grads', 'copy_shared']
 
 # %% ../nbs/04b_step_plan.ipynb #25dc8a75
 import importlib.util
@@ -123,18 +123,22 @@ class ParamIndex:
 # %% ../nbs/04b_step_plan.ipynb #23c2e775
 def check_grads(params: list[Tensor], # parameters about to step, each with a gradient
                 optimizer: str, # the optimizer's class name, for the message
-                taken: set | None = None, # ids of the gradients this step has taken so far; these ones are added
-               ) -> list[tuple[Tensor, Tensor]]: # (parameter, the gradient it holds) where it steps with a copy
-    "Refuse sparse gradients; give a parameter a copy of a gradient an earlier one holds too, for this step"
+                taken: set | None = None, # ids of the gradients the step has taken so far; these ones are added
+               ) -> bool: # whether one of these gradients is held by another parameter of the step too
+    "Refuse sparse gradients; say whether a gradient is held twice (by an earlier parameter of the step)"
     grads = [p.grad for p in params]
     if any([g.is_sparse for g in grads]):
         shape = next(tuple(p.shape) for p, g in zip(params, grads) if g.is_sparse)
         raise TypeError(f"{optimizer} does not support sparse gradients (a parameter of shape {shape} has one)")
-    if taken is None: return []
-    ids = list(map(id, grads))
-    if taken.isdisjoint(ids) and len(set(ids)) == len(ids): taken.update(ids); return []  # the usual case
-    shared = []
-    for p in params:  # a gradient held by two parameters: the update writes into it, so the later one takes a copy
+    if taken is None: return False
+    before = len(taken); taken.update(map(id, grads))
+    return len(taken) - before != len(grads)  # one pass: ids all new, the usual case
+
+def copy_shared(stepping: list[list[Tensor]], # each param group's parameters about to step, in the step's order
+               ) -> list[tuple[Tensor, Tensor]]: # (parameter, the gradient it holds) for each that steps with a copy
+    "Give each parameter whose gradient an earlier one holds too a copy of it, for this step (the update writes in it)"
+    taken, shared = set(), []
+    for p in (p for params in stepping for p in params):
         if id(p.grad) in taken: shared.append((p, p.grad)); p.grad = p.grad.clone()
         taken.add(id(p.grad))
     return shared

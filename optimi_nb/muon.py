@@ -189,7 +189,7 @@ class Muon(BaseOptimizer):
     def add_param_group(self, param_group: dict) -> None:
         "Add a param group; a group with `use_muon=False` gets AdamW's betas and eps unless it sets its own"
         if isinstance(param_group, dict): self._warn_ignored(param_group)
-        if param_group.get("use_muon", True) is False: param_group = self.adamw_defaults | param_group
+        if not param_group.get("use_muon", True): param_group = self.adamw_defaults | param_group  # numpy's False too
         super().add_param_group(param_group)
         try: self._check_params(self.param_groups[-1], len(self.param_groups) - 1)
         except ValueError: self.param_groups.pop(); raise

@@ -78,7 +78,7 @@ def adamw_int4_step(theta_ptr, grad_ptr, residual_ptr, m_codes_ptr, m_scales_ptr
     scaled = libdevice.rint(divide(254.0 * k, ulp_bf16(new_theta.to(tl.float32)), DIVISION))
     new_rho = tl.minimum(tl.maximum(scaled, -127.0), 127.0)
     m_max = tl.max(tl.abs(m), axis=1)
-    m_codes = libdevice.rint(divide(14.0 * m, tl.abs(m) + tl.maximum(m_max, TINY)[:, None], DIVISION)) + 8.0
+    m_codes = libdevice.rint(divide(m, tl.abs(m) + tl.maximum(m_max, TINY)[:, None], DIVISION) * 14.0) + 8.0
     root = tl.sqrt(tl.maximum(v, 0.0))
     v_max = tl.max(root, axis=1)
     v_codes = libdevice.rint(divide(30.0 * root, root + tl.maximum(v_max, TINY)[:, None], DIVISION))

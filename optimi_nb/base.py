@@ -6,7 +6,7 @@
 __all__ = ['BaseOptimizer', 'unwrapped']
 
 # %% ../nbs/07_base.ipynb #af462c87
-import warnings
+import math, warnings
 import torch
 from typing import Callable, Iterable
 from fastcore.basics import patch
@@ -21,7 +21,7 @@ from .kahan import LOW_PRECISION, uses_kahan
 from .storage import EXACT, NONNEGATIVE, SIGNED, Buffer, new_kahan_comp, new_state_buffer, stored_compactly
 from .storage import stalling_averages
 from . import weight_decay
-from .weight_decay import outside_stacklevel, warn_if_high_decay
+from .weight_decay import check_max_lr, outside_stacklevel, warn_if_high_decay
 
 # %% ../nbs/07_base.ipynb #c843e4b2
 class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
@@ -35,6 +35,7 @@ class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
     torch_counterpart: str | None = None  # the torch.optim kind load_state_dict converts: SGD, Adam, RAdam, Muon
     group_keys: tuple[str, ...] = ()  # param-group entries kept besides the arguments (Schedule-Free's running totals)
     resting_buffers: tuple[Buffer, ...] = ()  # buffers a state keeps while its group declares them no more (SGD's)
+    _transients = dict(_checked=dict)  # new for each copy (`fresh_transients`): group id -> values `check_group` saw
 
     def __init__(self,
                  params: Iterable[Tensor] | Iterable[dict], # parameters, or param groups as dicts
@@ -61,8 +62,7 @@ class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
         if unknown: raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {unknown[0]!r}"
                                     + (f": {FOREIGN_OPTIONS[unknown[0]]}" if unknown[0] in FOREIGN_OPTIONS else ""))
         self.gradient_release, self.rounding_seed = bool(gradient_release), 0  # the seed of stochastic rounding's noise
-        self._optimizer_accumulation = self._compile_failed = False
-        self.__dict__.update(fresh_transients(type(self)))
+        self._optimizer_accumulation = self._compile_failed = False; self.__dict__.update(fresh_transients(type(self)))
         self._constructing = True  # add_param_group leaves the high-decay warning to __init__'s end: one for all groups
         super().__init__(params, dict(lr=lr, weight_decay=weight_decay, decouple_wd=decouple_wd,
                                       decouple_lr=decouple_lr, max_lr=max_lr, kahan_sum=kahan_sum, foreach=foreach,
@@ -96,6 +96,7 @@ def validate(self: BaseOptimizer,
         if group[name] != self.defaults[name]:
             raise ValueError(f"{type(self).__name__}'s param groups do not take {name}={group[name]!r}: {why}")
     if group["max_lr"] is not None: check_range("max_lr", group["max_lr"], low_open=True)
+    check_max_lr(group)  # `add_param_group` fills it in: a group edited by hand, or a state dict, may lack it
     for name in ("decouple_wd", "decouple_lr", "stochastic_rounding", "maximize", "cautious"):
         check_option(name, group[name])
     if group["cautious"] and not (self.elementwise_update and self.supports_cautious):
@@ -133,6 +134,9 @@ def add_param_group(self: BaseOptimizer,
     if not isinstance(params, set):  # torch.optim refuses sets itself (their order is not reproducible)
         param_group["params"] = params = [params] if isinstance(params, Tensor) else list(params)
     tensors = [p[1] if isinstance(p, tuple) else p for p in params]  # (name, parameter) pairs: named_parameters()
+    if not all(isinstance(p, Tensor) for p in tensors):  # torch.optim's message, before our checks read them
+        kind = next(type(p).__name__ for p in tensors if not isinstance(p, Tensor))
+        raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {kind}")
     if not isinstance(params, set):
         if len({id(p) for p in tensors}) != len(tensors):
             raise ValueError("a param group lists the same parameter more than once; list each parameter once")
@@ -171,6 +175,19 @@ def group_buffers(self: BaseOptimizer,
                  ) -> tuple[Buffer, ...]: # the buffers, in the order `update` takes them
     "The state buffers `update` takes, in order, as the optimizer declares them (it may make them depend on `group`)"
     return self.buffers
+
+@patch
+def check_group(self: BaseOptimizer,
+                group: dict, # a param group about to step
+               ) -> None:
+    "`validate` `group` again where a value changed since: hand edits raise before any group steps, not half-way"
+    lr = group["lr"]  # a schedule's, new each step: checked quickly
+    if type(lr) is not float or not 0.0 <= lr < math.inf: check_range("lr", lr)
+    values = group.copy()
+    for key in ("params", "lr", *self.unread_keys): values.pop(key, None)  # Schedule-Free's running totals too
+    if self._checked.get(id(group)) == values: return  # as last checked (values, not ids: a new dict may reuse one)
+    self.validate(group)
+    self._checked[id(group)] = values
 
 @patch
 def step_scalars(self: BaseOptimizer,

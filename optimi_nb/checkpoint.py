@@ -132,8 +132,9 @@ KEPT_HERE = ("state_precision", "kahan_precision", "kahan_sum", "stochastic_roun
 @patch
 def _check_layout(self: Checkpoints, state_dict: dict) -> None:
     "A ValueError unless `state_dict` is an optimizer state dict with as many param groups, of as many params, as ours"
-    if not isinstance(state_dict, dict) or not {"state", "param_groups"} <= state_dict.keys():
-        raise ValueError("not an optimizer state dict: expected a dict with 'state' and 'param_groups'")
+    if (not isinstance(state_dict, dict) or not {"state", "param_groups"} <= state_dict.keys()
+            or not isinstance(state_dict["state"], dict)):
+        raise ValueError("not an optimizer state dict: expected a dict with 'state' (a dict) and 'param_groups'")
     saved_groups, groups = state_dict["param_groups"], self.param_groups
     if len(saved_groups) != len(groups):
         raise ValueError(f"the state dict has {len(saved_groups)} param groups, "
@@ -142,6 +143,13 @@ def _check_layout(self: Checkpoints, state_dict: dict) -> None:
         if len(saved["params"]) != len(group["params"]):
             raise ValueError(f"param group {i} has {len(saved['params'])} parameters in the state dict, "
                              f"{len(group['params'])} here")
+        at = saved.get("folded", [])  # optimizer accumulation's: positions in the group's "params"
+        if not isinstance(at, (list, tuple)) or not all(type(j) is int and 0 <= j < len(group["params"]) for j in at):
+            raise ValueError(f"param group {i} of the state dict: folded must list positions of its parameters, "
+                             f"got {at!r}")
+    if len(ids := [i for saved in saved_groups for i in saved["params"]]) != len(set(ids)):
+        raise ValueError("the state dict's param groups list a parameter id more than once: each state would load "
+                         "into two parameters")
 
 @patch
 def _own_groups(self: Checkpoints,
@@ -276,5 +284,5 @@ def state_from_torch(self: Checkpoints,
                      state: dict, # a parameter's state in a torch.optim state dict
                      group: dict, # its param group, under our names
                     ) -> dict: # the state as this optimizer keeps it: its step and buffers
-    "A parameter's torch.optim state as ours: overridden by optimizers with a `torch_counterpart`"
-    raise NotImplementedError
+    "A parameter's torch.optim state as ours: as it is where torch's buffer names are ours (Muon's `momentum_buffer`)"
+    return dict(state)  # overridden where they differ (SGD, Adam, RAdam)

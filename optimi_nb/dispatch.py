@@ -20,7 +20,7 @@ from .layout import block_views, flat_views, flattenable, in_slices, slice_numel
 from .step_graph import StepGraphs
 from .storage import Buffer, Stored, compact, decoded, fewest_bits, local, read_stored, shard_groups, sharded
 from .update import update_core
-from .weight_decay import check_max_lr, warn_if_l2_accumulating
+from .weight_decay import warn_if_l2_accumulating
 
 # %% ../nbs/05_dispatch.ipynb #c48b7e3c
 class Dispatch(StepGraphs, CompiledCalls, ParamIndex):
@@ -91,6 +91,7 @@ def step(self: Dispatch,
                             "prepare_for_gradient_release was never called: this is ordinary training, with every "
                             "gradient kept")
         stepping, taken = [[p for p in g["params"] if p.grad is not None] for g in self.param_groups], set()
+        for group in (g for g, params in zip(self.param_groups, stepping) if params): self.check_group(group)
         twice = any([check_grads(params, type(self).__name__, taken) for params in stepping])  # all, before an update
         shared = copy_shared(stepping) if twice else []  # a gradient held twice: the later holders step with copies
         for group, params in zip(self.param_groups, stepping): self._step_group(group, params)
@@ -137,7 +138,7 @@ def _count_step(self: Dispatch, param: Tensor, group: dict) -> dict:
 def _step_param(self: Dispatch, param: Tensor) -> None:
     "Update one parameter that has a gradient: the single-parameter path (a release hook's), through a plan of its own"
     group, _ = self._group_and_position(param)  # `ParamIndex` (Step plans)
-    check_max_lr(group); check_grads([param], type(self).__name__); declared = self._declare_buffers(group)
+    self.check_group(group); check_grads([param], type(self).__name__); declared = self._declare_buffers(group)
     state = self._count_step(param, group)
     key, plan = plan_key(group, [param], [state], declared), self._plans.get(id(param))
     if plan is None or plan.key != key:
@@ -154,7 +155,7 @@ def _step_group(self: Dispatch,
                 params: list[Tensor], # its parameters with a gradient, checked (`check_grads`)
                ) -> None:
     "Update one param group through its step plan, made on the first step and again whenever its key changes"
-    check_max_lr(group); declared = self._declare_buffers(group)
+    declared = self._declare_buffers(group)  # `check_group` and `check_grads` ran in `step`
     states = [self._count_step(p, group) for p in params]
     key, plan = plan_key(group, params, states, declared), self._plans.get(id(group))
     if plan is None or plan.key != key:

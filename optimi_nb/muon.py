@@ -73,8 +73,7 @@ def lr_ratio(shape: torch.Size, # the parameter's shape; dimensions after the fi
             ) -> float: # the factor on γ
     "The factor on Muon's lr for a matrix of A rows and B columns"
     rows, cols = shape[0], math.prod(shape[1:])
-    if adjust_lr_fn == "match_rms_adamw": return 0.2 * math.sqrt(max(rows, cols))
-    return math.sqrt(max(1, rows / cols))
+    return 0.2 * math.sqrt(max(rows, cols)) if adjust_lr_fn == "match_rms_adamw" else math.sqrt(max(1, rows / cols))
 
 # %% ../nbs/18_muon.ipynb #1ae0963c
 def _stack(matrices: list[Tensor], # matrices of one shape
@@ -178,8 +177,7 @@ class Muon(BaseOptimizer):
                  adamw_betas: tuple[float, float] = (0.9, 0.99), # AdamW's betas in groups with `use_muon=False`
                  adamw_eps: float = 1e-6, # AdamW's eps in groups with `use_muon=False`
                  **kwargs) -> None:
-        check_betas("adamw_betas", adamw_betas, 2)  # checked now, not at their first use
-        check_range("adamw_eps", adamw_eps)
+        check_betas("adamw_betas", adamw_betas, 2); check_range("adamw_eps", adamw_eps)  # now, not at first use
         self.adamw_defaults = dict(betas=adamw_betas, eps=adamw_eps)
         refuse_fixed(self, kwargs, decouple_wd="its weight decay is always decoupled")
         super().__init__(params, lr, momentum=momentum, nesterov=nesterov, ns_coefficients=ns_coefficients, eps=eps,
@@ -188,11 +186,18 @@ class Muon(BaseOptimizer):
 
     def add_param_group(self, param_group: dict) -> None:
         "Add a param group; a group with `use_muon=False` gets AdamW's betas and eps unless it sets its own"
-        if isinstance(param_group, dict): self._warn_ignored(param_group)
+        if not isinstance(param_group, dict): return super().add_param_group(param_group)  # the base's TypeError
+        self._warn_ignored(param_group)
         if not param_group.get("use_muon", True): param_group = self.adamw_defaults | param_group  # numpy's False too
         super().add_param_group(param_group)
         try: self._check_params(self.param_groups[-1], len(self.param_groups) - 1)
         except ValueError: self.param_groups.pop(); raise
+
+    def check_group(self, group: dict) -> None:
+        "The base's check, and AdamW's settings in a group switched to `use_muon=False` by hand"
+        super().check_group(group)
+        if not group["use_muon"] and "betas" not in group:  # `check_group` runs before any group steps
+            raise ValueError("use_muon=False in a param group without betas: set AdamW's betas and eps in it too")
 
     def validate(self, group: dict) -> None:
         "Check the shared hyperparameters, then Muon's (or AdamW's, for a group with `use_muon=False`)"
@@ -235,8 +240,6 @@ def group_buffers(self: Muon,
                   group: dict, # the parameter's param group
                  ) -> tuple[Buffer, ...]: # the momentum, or Adam's two moments for AdamW
     "The momentum for a Muon group (torch.optim.Muon's name), Adam's two moments for an AdamW group"
-    if not group["use_muon"] and "betas" not in group:  # switched by hand, before the step counts: no AdamW settings
-        raise ValueError("use_muon=False in a param group without betas: set AdamW's betas and eps in it too")
     return (Buffer("momentum_buffer", SIGNED, decay=lambda g: g["momentum"]),) if group["use_muon"] else Adam.buffers
 
 @patch
@@ -251,15 +254,6 @@ def step_scalars(self: Muon,
     return dict(algorithm="muon", momentum=group["momentum"], nesterov=group["nesterov"],
                 ns_coefficients=ns_schedule(group["ns_coefficients"], group["ns_steps"]), eps=group["eps"],
                 adjust_lr_fn=group["adjust_lr_fn"])
-
-# %% ../nbs/18_muon.ipynb #c62fd678
-@patch
-def state_from_torch(self: Muon,
-                     state: dict, # a parameter's state in a torch.optim.Muon state dict
-                     group: dict, # its param group, under our names
-                    ) -> dict: # its momentum buffer; the step, which torch keeps none of, stays the fresh state's
-    "torch.optim.Muon's state as ours: the momentum buffer as it is"
-    return dict(state)
 
 # %% ../nbs/18_muon.ipynb #c3d4fc54
 def muon_param_groups(model: nn.Module, # the model whose trainable parameters to split

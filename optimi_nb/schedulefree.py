@@ -18,7 +18,6 @@ from .base import EXACT, NONNEGATIVE, BaseOptimizer, Buffer
 from .foreach import Tensors, add_, addcmul_, div_, mul_
 from .kahan import kahan_commit_compiled_
 from .plan import chunks_of
-from .weight_decay import check_max_lr
 
 # %% ../nbs/19_schedulefree.ipynb #ab691d52
 def schedulefree_step_(target: Tensors, # where y's change is added: `param`, its Kahan buffer, or the rounding buffer
@@ -210,8 +209,8 @@ def step(self: ScheduleFree,
                            "evaluating)")
     with torch.enable_grad(): loss = None if closure is None else closure()
     groups = self.param_groups if param is None else [self._group_and_position(param)[0]]
+    for group in groups: self.check_group(group)  # every group, before the averaging counts the step in any
     for group in groups:
-        check_max_lr(group)  # before the averaging counts the step, as the step's other checks are
         stepping = [p for p in (group["params"] if param is None else [param]) if p.grad is not None]
         if stepping: count_step_(group, max(self.state[p].get("step", 0) + 1 for p in stepping))
     super(ScheduleFree, self).step(None, param)  # patched in: super() needs the class named

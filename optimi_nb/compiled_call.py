@@ -166,7 +166,7 @@ class CompiledCalls:
         grads = grad if isinstance(grad, list) else [grad]
         first = param[0] if isinstance(param, list) else param
         key = (id(param), self._constants(device, group, first.dtype), accumulate,
-               tuple([None if g.is_contiguous() else g.stride() for g in grads]))
+               tuple([g.dtype if g.is_contiguous() else (g.dtype, g.stride()) for g in grads]))  # a bf16 `grad_dtype`
         call = calls.get(key, False)
         if call is False:  # made once per key: None too, where the update goes through torch.compile
             call = calls[key] = compiled_call(device.type, update, weight_decay_, accumulate, tensor_group,

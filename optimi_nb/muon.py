@@ -193,16 +193,12 @@ class Muon(BaseOptimizer):
         try: self._check_params(self.param_groups[-1], len(self.param_groups) - 1)
         except ValueError: self.param_groups.pop(); raise
 
-    def check_group(self, group: dict) -> None:
-        "The base's check, and AdamW's settings in a group switched to `use_muon=False` by hand"
-        super().check_group(group)
-        if not group["use_muon"] and "betas" not in group:  # `check_group` runs before any group steps
-            raise ValueError("use_muon=False in a param group without betas: set AdamW's betas and eps in it too")
-
     def validate(self, group: dict) -> None:
         "Check the shared hyperparameters, then Muon's (or AdamW's, for a group with `use_muon=False`)"
         super().validate(group)
         check_option("use_muon", group["use_muon"])
+        if not group["use_muon"] and "betas" not in group:  # switched by hand, or a state dict's: no AdamW settings
+            raise ValueError("use_muon=False in a param group without betas: set AdamW's betas and eps in it too")
         if not group["use_muon"]: return
         check_range("momentum", group["momentum"], 0.0, 1.0, high_open=True)
         check_option("nesterov", group["nesterov"])

@@ -101,7 +101,7 @@ def graph_key(group: dict, # the param group
               skip: tuple[str, ...] = (), # group entries no update reads
              ) -> tuple:
     "What a recorded step holds fixed besides its plan's tensors: settings compiled in, gradients' addresses, flags"
-    where = tuple([(g.data_ptr(), g.is_contiguous()) for gs in grads for g in (gs if isinstance(gs, list) else [gs])])
+    where = tuple([(g.data_ptr(), g.dtype, g.stride()) for gs in grads for g in (gs if isinstance(gs, list) else [gs])])
     return *compiled_constants(group, scalars, skip), where, accumulate
 
 # %% ../nbs/04d_step_graph.ipynb #0ed2a56d

@@ -215,9 +215,10 @@ def _run_compiled(self: CompiledCalls, update, weight_decay_, accumulate, group,
                                "states, so the eager update cannot run instead") from error
         why = (f"torch.compile reached its limit of {MOST_COMPILED} variants of the update (one per shape, dtype and "
                "setting)" if isinstance(error, FailOnRecompileLimitHit) else f"torch.compile failed ({failure(error)})")
+        # first: an error of the eager update too is the input's (a gradient of another dtype), and is raised as it is
+        update_core(update, weight_decay_, accumulate, group, scalars, param, shaped_like(grad, param), *tensors)
         warnings.warn(f"compiled=True: {why}; using the eager update", UserWarning, stacklevel=4)
         self._compile_failed = True
-        update_core(update, weight_decay_, accumulate, group, scalars, param, shaped_like(grad, param), *tensors)
     else:
         # deferred by the compiled code (see compiled_update_core); after the try: a failed copy never reruns the update
         copy_in_(tensors[1], residual_codes)

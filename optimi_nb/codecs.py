@@ -52,7 +52,7 @@ def signed_codes_(x: Tensor, # fp32 values, overwritten: a fresh copy
                  ) -> Tensor: # `x`, now the codes as whole numbers in [-levels, levels]
     "round(levels·φ(x/s)) = round(2·levels·x/(s+|x|)), written into `x`"
     denominators = x.abs().add_(scales.clamp_min(TINY))  # s + |x|
-    # divided first: 2·levels·x overflows fp32 above 1.3e36 (s + |x| only above 1.7e38) (8 bytes an element at most)
+    # in the copy, 8 bytes an element at most; divided first: 2·levels·x overflows fp32 above 1.3e36
     return x.div_(denominators).mul_(2 * levels).round_()
 
 def encode_signed(x: Tensor, # the values, any shape

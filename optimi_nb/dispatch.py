@@ -106,8 +106,9 @@ def zero_grad(self: Dispatch,
              ) -> None:
     "Reset every parameter's gradient, or only `param`'s"
     # under release hooks too: a hooked parameter can hold a gradient from a backward before its hook, as torch.optim's
-    if param is None: super(Dispatch, self).zero_grad(set_to_none)
-    elif set_to_none: param.grad = None
+    if param is None: return super(Dispatch, self).zero_grad(set_to_none)
+    self._group_and_position(param)  # a tensor not among the parameters is refused, as `step` refuses it
+    if set_to_none: param.grad = None
     elif param.grad is not None: param.grad.zero_()
 
 @patch

@@ -41,9 +41,10 @@ class ReleaseState:
         # step() less torch.optim's wrapper, a profiler label and step hooks costing tens of µs a call: those stay with
         # the loop's own step()
         step = type(opt).step
-        try: (step.__wrapped__ if getattr(step, "hooked", False) else step)(opt, param=param)
+        try:
+            (step.__wrapped__ if getattr(step, "hooked", False) else step)(opt, param=param)
+            opt.zero_grad(param=param)
         except NotInParamGroups: return  # out of the param groups since hooked: it trains no more, as in torch.optim
-        opt.zero_grad(param=param)
 
 def start_release(optimizer: BaseOptimizer, # the optimizer the hooks step
                   params: list[Tensor], # the parameters that hooks step from now on

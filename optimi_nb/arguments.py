@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['FOREIGN_OPTIONS', 'check_range', 'check_betas', 'is_bool', 'check_option', 'check_integer', 'plain_setting',
-           'refuse_fixed', 'parameters_doc', 'init_summary', 'own_init', 'init_keywords']
+           'refuse_fixed', 'parameters_doc', 'init_summary', 'own_init', 'init_keywords', 'check_keywords']
 
 # %% ../nbs/05b_arguments.ipynb #27191b52
 import functools, inspect, math, numbers
@@ -106,7 +106,8 @@ def init_summary(cls: type, # an optimizer class
                 ) -> str: # the summary its `__init__` docstring starts with
     "`cls.__init__`'s own docstring, or \"Build {name}.\": never a parent's, which fastcore's `delegates` may copy"
     doc = cls.__init__.__doc__ or ""
-    return f"Build {cls.__name__}." if not doc or "\n\nParameters:" in doc else doc
+    inherited = [vars(k)["__init__"].__doc__ for k in cls.__mro__[1:] if "__init__" in vars(k)]
+    return f"Build {cls.__name__}." if not doc or "\n\nParameters:" in doc or doc in inherited else doc
 
 def own_init(parent: Callable, # the `__init__` a class inherits
             ) -> Callable: # an `__init__` of its own that calls it, with its signature and no docstring yet
@@ -123,3 +124,14 @@ def init_keywords(cls: type, # an optimizer class
     named = lambda p: p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
     inits = [k.__dict__["__init__"] for k in cls.__mro__[:cls.__mro__.index(Optimizer)] if "__init__" in k.__dict__]
     return {name for init in inits for name, p in inspect.signature(init).parameters.items() if named(p)}
+
+def check_keywords(cls: type, # an optimizer class
+                   given: dict, # the keyword arguments its constructor passed on to the base's
+                  ) -> None:
+    "Refuse a keyword no constructor of `cls` takes, or an entry `cls` keeps in each param group (`group_keys`)"
+    kept = sorted(set(given) & set(getattr(cls, "group_keys", ())))
+    if kept: raise TypeError(f"{cls.__name__}() does not take {kept[0]!r}: each param group keeps its own")
+    unknown = sorted(set(given) - init_keywords(cls))
+    if unknown: raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {unknown[0]!r}"
+                                + (f": {FOREIGN_OPTIONS[unknown[0]]}" if unknown[0] in FOREIGN_OPTIONS else ""))
+

@@ -12,8 +12,8 @@ from typing import Callable, Iterable
 from fastcore.basics import patch
 from torch import Tensor
 from torch.optim import Optimizer
-from .arguments import FOREIGN_OPTIONS, check_betas, check_integer, check_option, check_range, plain_setting
-from .arguments import init_keywords, init_summary, own_init, parameters_doc
+from .arguments import check_betas, check_integer, check_option, check_range, plain_setting
+from .arguments import check_keywords, init_summary, own_init, parameters_doc
 from .checkpoint import Checkpoints, fresh_transients
 from .dispatch import Dispatch
 from .foreach import Tensors
@@ -33,7 +33,8 @@ class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
     elementwise_update: bool = False  # True: each element's update reads only its own values: states can go in slices
     supports_cautious: bool = True  # False if an update moves more than the weights by its step (Schedule-Free's z-y)
     torch_counterpart: str | None = None  # the torch.optim kind load_state_dict converts: SGD, Adam, RAdam, Muon
-    group_keys: tuple[str, ...] = ()  # param-group entries kept besides the arguments (Schedule-Free's running totals)
+    # param-group entries kept besides the arguments, with their first values (Schedule-Free's totals, Muon's use_muon)
+    group_keys: dict = {}
     resting_buffers: tuple[Buffer, ...] = ()  # buffers a state keeps while its group declares them no more (SGD's)
     _transients = dict(_checked=dict)  # new for each copy (`fresh_transients`): group id -> values `check_group` saw
 
@@ -58,9 +59,7 @@ class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
                 ) -> None:
         "Build the optimizer: the shared options here, a subclass's own hyperparameters in `hyperparameters`"
         check_option("gradient_release", gradient_release)
-        unknown = sorted(set(hyperparameters) - init_keywords(type(self)) - set(self.group_keys))
-        if unknown: raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {unknown[0]!r}"
-                                    + (f": {FOREIGN_OPTIONS[unknown[0]]}" if unknown[0] in FOREIGN_OPTIONS else ""))
+        check_keywords(type(self), hyperparameters)
         self.gradient_release, self.rounding_seed = bool(gradient_release), 0  # the seed of stochastic rounding's noise
         self._optimizer_accumulation = self._compile_failed = False; self.__dict__.update(fresh_transients(type(self)))
         self._constructing = True  # add_param_group leaves the high-decay warning to __init__'s end: one for all groups
@@ -68,7 +67,7 @@ class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
                                       decouple_lr=decouple_lr, max_lr=max_lr, kahan_sum=kahan_sum, foreach=foreach,
                                       stochastic_rounding=stochastic_rounding, compiled=compiled, maximize=maximize,
                                       cautious=cautious, state_precision=state_precision,
-                                      kahan_precision=kahan_precision, **hyperparameters))
+                                      kahan_precision=kahan_precision, **self.group_keys, **hyperparameters))
         self._constructing = False; warn_if_high_decay(self.param_groups)
 
     def __init_subclass__(cls, **kwargs) -> None:

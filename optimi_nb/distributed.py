@@ -46,5 +46,9 @@ def prepare_ddp_for_gradient_release(ddp_model: nn.parallel.DistributedDataParal
         engine.queue_callback(lambda: engine.queue_callback(after_ddp))
         bucket.buffer().mul_(1 / group.size())  # DDP's own scaling: times 1/n, which can round unlike a division by n
         return dist.all_reduce(bucket.buffer(), group=group, async_op=True).get_future().then(step)
-    ddp_model.register_comm_hook(None, allreduce_then_step)
+    try: ddp_model.register_comm_hook(ddp_model.process_group, allreduce_then_step)  # DDP's group: all ranks, or some
+    except RuntimeError as error:  # DDP takes one hook, once: this function's, or fp16 compression's, PowerSGD's...
+        raise RuntimeError(f"this DDP model has a communication hook already ({error}): gradient release steps in a "
+                           "hook of its own, and DDP takes only one. Wrap the model in a new DDP to prepare it"
+                          ) from error
     start_release(optimizer, params, hook_param=None)

@@ -155,7 +155,7 @@ class Muon(BaseOptimizer):
     "Muon for matrices (momentum orthogonalized by Newton–Schulz), AdamW in groups with `use_muon=False`; Kahan"
     update = staticmethod(muon_or_adamw_update)
     supports_complex = False  # orthogonalizing a complex matrix as a pair of real ones would be another algorithm
-    group_keys = ("use_muon",)  # each param group's algorithm: Muon (True) or AdamW (False)
+    group_keys = dict(use_muon=True)  # each param group's algorithm: Muon (True) or AdamW (False)
     # hyperparameters of one algorithm, which the other's groups ignore
     muon_keys, adamw_keys = ("momentum", "nesterov", "ns_coefficients", "ns_steps", "adjust_lr_fn"), ("betas",)
     torch_counterpart = "Muon"  # load_state_dict converts torch.optim.Muon's state dicts
@@ -181,7 +181,7 @@ class Muon(BaseOptimizer):
         self.adamw_defaults = dict(betas=adamw_betas, eps=adamw_eps)
         refuse_fixed(self, kwargs, decouple_wd="its weight decay is always decoupled")
         super().__init__(params, lr, momentum=momentum, nesterov=nesterov, ns_coefficients=ns_coefficients, eps=eps,
-                         ns_steps=ns_steps, adjust_lr_fn=adjust_lr_fn, use_muon=True, weight_decay=weight_decay,
+                         ns_steps=ns_steps, adjust_lr_fn=adjust_lr_fn, weight_decay=weight_decay,
                          decouple_wd=True, **kwargs)
 
     def add_param_group(self, param_group: dict) -> None:

@@ -113,8 +113,8 @@ class ScheduleFree(BaseOptimizer):
     elementwise_update = True
     supports_cautious = False  # y's step also moves it to z, and z - y assumes the whole step: masking moves z and x
     # per group: the averaging's totals t, γ_max, W_t, and whether the step is counted; no update reads them
-    group_keys = ("averaging_step", "lr_max", "weight_sum", "step_counted")
-    unread_keys = BaseOptimizer.unread_keys + group_keys
+    group_keys = dict(averaging_step=0, lr_max=0.0, weight_sum=0.0, step_counted=False)
+    unread_keys = BaseOptimizer.unread_keys + tuple(group_keys)
 
     @delegates(BaseOptimizer.__init__, but=["decouple_lr", "max_lr"])
     def __init__(self,
@@ -122,7 +122,7 @@ class ScheduleFree(BaseOptimizer):
                  lr: float, # learning rate γ
                  **kwargs) -> None:
         self._train_mode = True  # kwargs: the subclass's warmup_steps, r and weight_lr_power, and the shared options
-        super().__init__(params, lr, averaging_step=0, lr_max=0.0, weight_sum=0.0, step_counted=False, **kwargs)
+        super().__init__(params, lr, **kwargs)
 
     def beta(self,
              group: dict, # a param group

@@ -134,4 +134,3 @@ def check_keywords(cls: type, # an optimizer class
     unknown = sorted(set(given) - init_keywords(cls))
     if unknown: raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {unknown[0]!r}"
                                 + (f": {FOREIGN_OPTIONS[unknown[0]]}" if unknown[0] in FOREIGN_OPTIONS else ""))
-

@@ -130,7 +130,6 @@ def check_kahan_weights(group: dict, # a param group's settings
                          f"weights, and this param group's are {sorted({str(p.dtype) for p in params})}: "
                          "set it to None for this group")
 
-
 # %% ../nbs/07_base.ipynb #fca17a87
 @patch
 def add_param_group(self: BaseOptimizer,

@@ -201,6 +201,7 @@ class Muon(BaseOptimizer):
             raise ValueError("use_muon=False in a param group without betas: set AdamW's betas and eps in it too")
         if not group["use_muon"]: return
         check_range("momentum", group["momentum"], 0.0, 1.0, high_open=True)
+        check_range("eps", group["eps"], low_open=True)  # 0: an all-zero momentum would give 0/0, NaN weights
         check_option("nesterov", group["nesterov"])
         check_integer("ns_steps", steps := group["ns_steps"]); check_range("ns_steps", steps, 1, 99)
         ns_schedule(group["ns_coefficients"], steps)  # a ValueError naming a bad name or shape

@@ -107,7 +107,7 @@ def zero_grad(self: Dispatch,
     "Reset every parameter's gradient, or only `param`'s"
     # under release hooks too: a hooked parameter can hold a gradient from a backward before its hook, as torch.optim's
     if param is None: return super(Dispatch, self).zero_grad(set_to_none)
-    self._group_and_position(param)  # a tensor not among the parameters is refused, as `step` refuses it
+    if id(param) not in self._param_index: self._group_and_position(param)  # refuses a foreign tensor, as step does
     if set_to_none: param.grad = None
     elif param.grad is not None: param.grad.zero_()
 

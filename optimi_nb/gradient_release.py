@@ -74,7 +74,8 @@ def step_leftovers(self: ReleaseState, opt: BaseOptimizer) -> None:
         self.hook_later(param)
 
 # %% ../nbs/08_release.ipynb #b8c6a5ac
-_prepared_modules = weakref.WeakKeyDictionary()  # a prepared module -> (its optimizer, our hooks' handles)
+# a prepared module -> (a weak reference to its optimizer, our hooks' handles): a model keeps no optimizer alive
+_prepared_modules = weakref.WeakKeyDictionary()
 
 def stepping_while_alive(optimizer: BaseOptimizer) -> Callable[[Tensor], None]:
     "A parameter's hook that steps it in `optimizer` while the optimizer lives and releases, without keeping it alive"
@@ -104,12 +105,14 @@ def prepare_for_gradient_release(model: nn.Module, # the model whose parameters 
     if isinstance(model, nn.parallel.DistributedDataParallel):
         raise ValueError("under DistributedDataParallel these hooks would fire before the gradients are all-reduced, "
                          "and the replicas would diverge: use optimi_nb.distributed.prepare_ddp_for_gradient_release")
+    if model in _prepared_modules and _prepared_modules[model][0]() is None:  # its optimizer is gone: idle hooks
+        remove_gradient_release(model)
     if model in _prepared_modules:
         if not ignore_existing_hooks:
             raise ValueError("model is already prepared for gradient release; "
                              "pass ignore_existing_hooks=True to prepare it again")
         remove_gradient_release(model)
-    other = next((module for module, (opt, _) in _prepared_modules.items() if opt is optimizer), None)
+    other = next((module for module, (opt, _) in _prepared_modules.items() if opt() is optimizer), None)
     if other is not None:
         raise ValueError(f"this optimizer is prepared for gradient release on another module already (a "
                          f"{type(other).__name__}): prepare one module that holds both, and keep it for "
@@ -137,7 +140,7 @@ def prepare_for_gradient_release(model: nn.Module, # the model whose parameters 
     handles, step = [], stepping_while_alive(optimizer)
     def hook(param: Tensor) -> None: handles.append(param.register_post_accumulate_grad_hook(step))
     for param in params: hook(param)
-    _prepared_modules[model] = (optimizer, handles)
+    _prepared_modules[model] = (weakref.ref(optimizer), handles)
     start_release(optimizer, params, hook)
 
 # %% ../nbs/08_release.ipynb #3c9e0f52
@@ -154,6 +157,7 @@ def remove_gradient_release(model: nn.Module, # a model passed to `prepare_for_g
         return
     optimizer, handles = _prepared_modules.pop(model)
     for handle in handles: handle.remove()
+    if (optimizer := optimizer()) is None: return  # dropped since: its hooks did nothing
     optimizer._release = None  # step() and zero_grad() handle every parameter again
     # a window the hooks were folding (a fit stopped by an exception, or ended between steps): the next step updates
     if optimizer.optimizer_accumulation: optimizer.optimizer_accumulation = False

@@ -117,4 +117,7 @@ def _fit_to_weights(self: Dispatch,
         new = convert_storage(follow_weights(state, expected, param, buffers), expected, param, buffers)
         state.clear(); state.update(new)
         fitted = True
+    # every plan and CUDA graph is made anew: those of other groups or parameters (a release hook's per parameter, an
+    # ordinary step's per group) may hold these states too, and would keep their old tensors alive
+    if fitted: self._plans.clear(); self._graphs.clear()
     return fitted

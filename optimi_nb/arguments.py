@@ -127,10 +127,13 @@ def init_keywords(cls: type, # an optimizer class
 
 def check_keywords(cls: type, # an optimizer class
                    given: dict, # the keyword arguments its constructor passed on to the base's
-                  ) -> None:
-    "Refuse a keyword no constructor of `cls` takes, or an entry `cls` keeps in each param group (`group_keys`)"
-    kept = sorted(set(given) & set(getattr(cls, "group_keys", ())))
+                  ) -> dict: # the first values of the entries `cls` keeps in each param group (`group_keys`)
+    "Refuse a keyword no constructor of `cls` takes, or one of the entries `cls` keeps in each param group"
+    keys = getattr(cls, "group_keys", {})
+    firsts = keys if isinstance(keys, dict) else {}  # a tuple of names (before 0.2.0): the subclass passes them itself
+    kept = sorted(set(given) & set(firsts))
     if kept: raise TypeError(f"{cls.__name__}() does not take {kept[0]!r}: each param group keeps its own")
-    unknown = sorted(set(given) - init_keywords(cls))
+    unknown = sorted(set(given) - init_keywords(cls) - set(keys))
     if unknown: raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {unknown[0]!r}"
                                 + (f": {FOREIGN_OPTIONS[unknown[0]]}" if unknown[0] in FOREIGN_OPTIONS else ""))
+    return firsts

@@ -33,8 +33,9 @@ class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
     elementwise_update: bool = False  # True: each element's update reads only its own values: states can go in slices
     supports_cautious: bool = True  # False if an update moves more than the weights by its step (Schedule-Free's z-y)
     torch_counterpart: str | None = None  # the torch.optim kind load_state_dict converts: SGD, Adam, RAdam, Muon
-    # param-group entries kept besides the arguments, with their first values (Schedule-Free's totals, Muon's use_muon)
-    group_keys: dict = {}
+    # param-group entries kept besides the arguments, with their first values (Schedule-Free's totals, Muon's use_muon);
+    # a tuple of their names, as before 0.2.0, where the subclass's `__init__` passes their first values itself
+    group_keys: dict | tuple = {}
     resting_buffers: tuple[Buffer, ...] = ()  # buffers a state keeps while its group declares them no more (SGD's)
     _transients = dict(_checked=dict)  # new for each copy (`fresh_transients`): group id -> values `check_group` saw
 
@@ -59,7 +60,7 @@ class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
                 ) -> None:
         "Build the optimizer: the shared options here, a subclass's own hyperparameters in `hyperparameters`"
         check_option("gradient_release", gradient_release)
-        check_keywords(type(self), hyperparameters)
+        group_firsts = check_keywords(type(self), hyperparameters)
         self.gradient_release, self.rounding_seed = bool(gradient_release), 0  # the seed of stochastic rounding's noise
         self._optimizer_accumulation = self._compile_failed = False; self.__dict__.update(fresh_transients(type(self)))
         self._constructing = True  # add_param_group leaves the high-decay warning to __init__'s end: one for all groups
@@ -67,7 +68,7 @@ class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
                                       decouple_lr=decouple_lr, max_lr=max_lr, kahan_sum=kahan_sum, foreach=foreach,
                                       stochastic_rounding=stochastic_rounding, compiled=compiled, maximize=maximize,
                                       cautious=cautious, state_precision=state_precision,
-                                      kahan_precision=kahan_precision, **self.group_keys, **hyperparameters))
+                                      kahan_precision=kahan_precision, **group_firsts, **hyperparameters))
         self._constructing = False; warn_if_high_decay(self.param_groups)
 
     def __init_subclass__(cls, **kwargs) -> None:

@@ -31,11 +31,9 @@ class Checkpoints:
 def optimizer_kind(cls: type, # an optimizer class
                   ) -> tuple[str, ...]: # class names, from `cls`'s own to the kind's
     "`cls` and its parents down to the first optimi_nb class, or one with an `update`: the kind whose states it keeps"
-    names = []
-    for parent in cls.__mro__:  # a subclass that adds logging, or Lightning's wrapper (LightningAdamW), keeps AdamW's
-        names.append(parent.__name__)
-        if "update" in vars(parent) or parent.__module__.startswith("optimi_nb."): break
-    return tuple(names)
+    # a subclass that adds logging, or Lightning's wrapper (LightningAdamW), keeps AdamW's
+    last = next(i for i, k in enumerate(cls.__mro__) if "update" in vars(k) or k.__module__.startswith("optimi_nb."))
+    return tuple([k.__name__ for k in cls.__mro__[:last + 1]])
 
 @patch
 def optimizer_wide(self: Checkpoints) -> dict: # entry name -> value
@@ -115,6 +113,8 @@ def load_state_dict(self: Checkpoints,
                     state_dict: dict, # ours, or torch.optim's counterpart's
                    ) -> None:
     "Load our state dict or torch.optim's counterpart's, checked to fit first, each state in the dtype we keep it in"
+    wrapped = vars(self).get("_optimizer")  # Lightning's wrapper: the optimizer it wraps takes the load, not its copies
+    if isinstance(wrapped, Checkpoints) and wrapped is not self: return wrapped.load_state_dict(state_dict)
     if isinstance(state_dict, dict): state_dict = state_dict.copy()  # torch.optim's shallow copy, for the hooks
     state_dict = hooked(self._optimizer_load_state_dict_pre_hooks, self, state_dict)
     self._check_layout(state_dict)
@@ -254,8 +254,7 @@ def __setstate__(self: Checkpoints, state: dict) -> None:
     # pickles of older versions
     older = dict(gradient_release=False, rounding_seed=0, _optimizer_accumulation=False, _compile_failed=False,
                  _constructing=False)
-    for key, value in older.items():
-        self.__dict__.setdefault(key, value)
+    for key, value in older.items(): self.__dict__.setdefault(key, value)
     folded = self.__dict__.pop("_folded_at", [])
     self.__dict__.update(fresh_transients(type(self))); self.fold_at(folded)
 

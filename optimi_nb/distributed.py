@@ -26,7 +26,6 @@ def prepare_ddp_for_gradient_release(ddp_model: nn.parallel.DistributedDataParal
                          "gradient_release=True")
     optimized = {id(p) for g in optimizer.param_groups for p in g["params"]}
     params = [p for p in ddp_model.parameters() if id(p) in optimized]
-    for param in params: param.grad = None  # from here on, a bucket's parameter with no .grad got none on this rank
     engine = Variable._execution_engine
     def allreduce_then_step(process_group, bucket):
         group = dist.group.WORLD if process_group is None else process_group
@@ -46,9 +45,11 @@ def prepare_ddp_for_gradient_release(ddp_model: nn.parallel.DistributedDataParal
         engine.queue_callback(lambda: engine.queue_callback(after_ddp))
         bucket.buffer().mul_(1 / group.size())  # DDP's own scaling: times 1/n, which can round unlike a division by n
         return dist.all_reduce(bucket.buffer(), group=group, async_op=True).get_future().then(step)
+    hooked = "a communication hook already: gradient release steps in a hook of its own, and DDP takes only one"
+    if getattr(ddp_model, "_comm_hooks", None):  # DDP takes one, once: this function's, fp16 compression's, PowerSGD's
+        raise RuntimeError(f"this DDP model has {hooked}. Wrap the model in a new DDP to prepare it")
     try: ddp_model.register_comm_hook(ddp_model.process_group, allreduce_then_step)  # DDP's group: all ranks, or some
-    except RuntimeError as error:  # DDP takes one hook, once: this function's, or fp16 compression's, PowerSGD's...
-        raise RuntimeError(f"this DDP model has a communication hook already ({error}): gradient release steps in a "
-                           "hook of its own, and DDP takes only one. Wrap the model in a new DDP to prepare it"
-                          ) from error
+    except RuntimeError as error:  # a built-in hook (register_builtin_comm_hook), which DDP does not list
+        raise RuntimeError(f"this DDP model has {hooked} ({error})") from error
+    for param in params: param.grad = None  # from here on, a bucket's parameter with no .grad got none on this rank
     start_release(optimizer, params, hook_param=None)

@@ -76,7 +76,7 @@ class NorMuon(Muon):
         super().validate(group)
         if not group["use_muon"]: return
         check_range("beta2", group["beta2"], 0.0, 1.0, high_open=True)
-        check_range("row_eps", group["row_eps"])
+        check_range("row_eps", group["row_eps"], low_open=True)
 
 # %% ../nbs/18a_normuon.ipynb #4429d69e
 @patch

@@ -129,11 +129,12 @@ def check_keywords(cls: type, # an optimizer class
                    given: dict, # the keyword arguments its constructor passed on to the base's
                   ) -> dict: # the first values of the entries `cls` keeps in each param group (`group_keys`)
     "Refuse a keyword no constructor of `cls` takes, or one of the entries `cls` keeps in each param group"
-    keys = getattr(cls, "group_keys", {})
-    firsts = keys if isinstance(keys, dict) else {}  # a tuple of names (before 0.2.0): the subclass passes them itself
+    # the classes' own: dicts of first values, or tuples of names (before 0.2.0), whose first values a subclass passes
+    declared = [vars(k).get("group_keys", ()) for k in reversed(cls.__mro__)]
+    firsts = {name: value for keys in declared if isinstance(keys, dict) for name, value in keys.items()}
     kept = sorted(set(given) & set(firsts))
     if kept: raise TypeError(f"{cls.__name__}() does not take {kept[0]!r}: each param group keeps its own")
-    unknown = sorted(set(given) - init_keywords(cls) - set(keys))
+    unknown = sorted(set(given) - init_keywords(cls) - {name for keys in declared for name in keys})
     if unknown: raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {unknown[0]!r}"
                                 + (f": {FOREIGN_OPTIONS[unknown[0]]}" if unknown[0] in FOREIGN_OPTIONS else ""))
     return firsts

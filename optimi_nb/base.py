@@ -82,7 +82,7 @@ class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
         except OSError: pass  # no source to read docments from (a REPL, `python -c`, .pyc files): help() says less
 
     # the group's weight decay before the update (L2, decoupled or fully decoupled); optimizers with a rule of their own
-    weight_decay_ = staticmethod(weight_decay.weight_decay_)  # (Adan, Schedule-Free) override it
+    weight_decay_ = staticmethod(weight_decay.weight_decay_)  # Adan, StableAdamW, SOAP, Schedule-Free override it
 
 # %% ../nbs/07_base.ipynb #5c4ee33c
 @patch
@@ -243,7 +243,7 @@ def check_group(self: BaseOptimizer,
     try: same = self._checked.get(id(group)) == values  # as last checked (values, not ids: a new dict may reuse one)
     except (ValueError, RuntimeError): same = False  # an array or a tensor among them, compared element by element
     if same: return
-    self.validate(group); check_kahan_weights(group, group["params"])  # the one check that reads the weights
+    self.validate(group)
     # containers copied: a list edited in place later differs from the copy
     self._checked[id(group)] = {k: v.copy() if type(v) in (list, dict, set) else v for k, v in values.items()}
 

@@ -173,7 +173,7 @@ def _own_groups(self: Checkpoints,
     if not wide and any({"setup", "kahan_sum"} <= g.keys() for g in saved_groups):  # its steps by group, betas apart
         raise ValueError(f"the state dict was saved by torch-optimi, whose layout {name} does not convert: "
                          "start optimi_nb's states afresh, or finish this run with torch-optimi")
-    # ours carry the class name and seed, and every group of ours has `kahan_sum` (even where a tool dropped the rest)
+    # ours carry the kind and seed, and every group of ours has `kahan_sum` (even where a tool dropped the rest)
     from_torch = not wide and any("kahan_sum" not in g for g in saved_groups)
     if from_torch:
         kind = torch_optimizer_kind(saved_groups[0]) if saved_groups else None

@@ -49,7 +49,8 @@ def prepare_ddp_for_gradient_release(ddp_model: nn.parallel.DistributedDataParal
     if getattr(ddp_model, "_comm_hooks", None):  # DDP takes one, once: this function's, fp16 compression's, PowerSGD's
         raise RuntimeError(f"this DDP model has {hooked}. Wrap the model in a new DDP to prepare it")
     try: ddp_model.register_comm_hook(ddp_model.process_group, allreduce_then_step)  # DDP's group: all ranks, or some
-    except RuntimeError as error:  # a built-in hook (register_builtin_comm_hook), which DDP does not list
+    except RuntimeError as error:  # a built-in hook, which DDP does not list: it lists ours, then refuses it
+        if ddp_model._comm_hooks and ddp_model._comm_hooks[-1][0] is allreduce_then_step: ddp_model._comm_hooks.pop()
         raise RuntimeError(f"this DDP model has {hooked} ({error})") from error
     for param in params: param.grad = None  # from here on, a bucket's parameter with no .grad got none on this rank
     start_release(optimizer, params, hook_param=None)

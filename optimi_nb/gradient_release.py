@@ -81,7 +81,11 @@ def stepping_while_alive(optimizer: BaseOptimizer) -> Callable[[Tensor], None]:
     "A parameter's hook that steps it in `optimizer` while the optimizer lives and releases, without keeping it alive"
     optimizer = weakref.ref(optimizer)
     def step(param: Tensor) -> None:
-        if (live := optimizer()) is not None and live._release is not None: live._release.step(live, param)
+        if (live := optimizer()) is None:  # an optimizer built in the call, or replaced without removing release
+            warnings.warn("the optimizer prepared for gradient release on this model was freed, and its hooks step "
+                          "nothing: keep a reference to it while it trains, and call remove_gradient_release(model) "
+                          "before replacing it", UserWarning, stacklevel=2)
+        elif live._release is not None: live._release.step(live, param)
     return step
 
 

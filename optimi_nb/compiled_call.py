@@ -13,11 +13,6 @@ from typing import Callable
 from fastcore.basics import patch
 import torch
 from torch import Tensor
-from torch._dynamo import eval_frame
-from torch._dynamo.exc import FailOnRecompileLimitHit
-from torch._subclasses.fake_tensor import FakeTensorMode
-from torch.fx.experimental.proxy_tensor import make_fx
-from torch.fx.experimental.symbolic_shapes import ShapeEnv
 from torch.utils._pytree import tree_flatten, tree_map_only, tree_unflatten
 from .kahan import tracing_for_inductor
 from .layout import shaped_like
@@ -46,6 +41,9 @@ def traced_update(device_type: str, # where the update runs: "cpu", or a GPU's t
         grad = list(tensors[given:given + grads]) if grad_list else tensors[given]
         return core(update, weight_decay_, accumulate, with_settings(group, slots, tensors[scalars:given]) | {"lr": lr},
                     flags | dict(zip(names, tensors[:scalars])), param, grad, *rest)
+    from torch._subclasses.fake_tensor import FakeTensorMode  # here: with sympy, they take a second to import
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
     # static shapes, and a shape environment: without one Inductor bypasses its cache of compiled graphs
     fake_mode, token = FakeTensorMode(shape_env=ShapeEnv()), tracing_for_inductor.set(True)
     try:
@@ -195,7 +193,7 @@ def _run_compiled(self: CompiledCalls, update, weight_decay_, accumulate, group,
                                     tensor_scalars, param, grad, tensors)
                 # a stance set by torch.compiler.set_stance ("force_eager", ...) is torch.compile's to honour
                 if calls is not None and self.direct_calls and self.elementwise_update
-                and eval_frame._stance.stance == "default" else None)
+                and torch._dynamo.eval_frame._stance.stance == "default" else None)
         if call is not None: residual_codes = call(tensor_group, tensor_scalars, grad)
         else:
             if any(t.dim() == 0 for t in (param if isinstance(param, list) else [param])):  # torch 2.13 drops writes
@@ -213,8 +211,9 @@ def _run_compiled(self: CompiledCalls, update, weight_decay_, accumulate, group,
         if versions is not None and versions != [t._version for t in changing]:  # run in part: not to be redone
             raise RuntimeError(f"compiled=True: torch.compile failed ({failure(error)}) after changing weights or "
                                "states, so the eager update cannot run instead") from error
+        limit = isinstance(error, torch._dynamo.exc.FailOnRecompileLimitHit)
         why = (f"torch.compile reached its limit of {MOST_COMPILED} variants of the update (one per shape, dtype and "
-               "setting)" if isinstance(error, FailOnRecompileLimitHit) else f"torch.compile failed ({failure(error)})")
+               "setting)" if limit else f"torch.compile failed ({failure(error)})")
         # first: an error of the eager update too is the input's (a gradient of another dtype), and is raised as it is
         update_core(update, weight_decay_, accumulate, group, scalars, param, shaped_like(grad, param), *tensors)
         warnings.warn(f"compiled=True: {why}; using the eager update", UserWarning, stacklevel=4)

@@ -117,7 +117,7 @@ def _warn_once(self: Dispatch, key: str, message: str) -> None:
     if key not in self._warned: self._warned.add(key); warnings.warn(message, UserWarning, stacklevel=4)
 
 # %% ../nbs/05_dispatch.ipynb #5f0d2a6b
-@torch.compiler.disable
+@torch._disable_dynamo  # torch.compiler.disable, applied at the first call: importing dynamo takes seconds
 def step_as_it_is(opt: Dispatch, # the optimizer whose step torch.compile is tracing
                   closure: Callable[[], float] | None, # as `step` takes it
                   param: Tensor | None, # as `step` takes it

@@ -10,8 +10,6 @@ __all__ = ['Tensors', 'sub_', 'div_', 'sqrt_', 'sign_', 'reciprocal_', 'clamp_mi
 from typing import Union
 import torch
 from torch import Tensor
-try: from torch.distributed.tensor import DTensor
-except ImportError: DTensor = ()  # a PyTorch built without torch.distributed has no DTensor: isinstance(x, ()) is False
 
 Tensors = Union[Tensor, list[Tensor]]  # one tensor, or a list of tensors sharing a device and dtype
 
@@ -40,7 +38,7 @@ def copy_(x: Tensors, # overwritten
          ) -> None:
     "In place `x ← src`: `Tensor.copy_` on a tensor, `_foreach_copy_` on a list (a loop for DTensors, which lack it)"
     if not isinstance(x, list): x.copy_(src)
-    elif x and isinstance(x[0], DTensor):
+    elif x and hasattr(x[0], "full_tensor"):  # DTensors
         for xi, si in zip(x, src): xi.copy_(si)
     else: torch._foreach_copy_(x, src)
 
@@ -147,6 +145,6 @@ def shard_like(full: Tensor, # a whole tensor, the same on every rank
               ) -> Tensor: # `full`, or this rank's shard of it
     "`full` laid out like `x`: for a DTensor, this rank's shard of it (no communication, every rank holds `full`)"
     if not hasattr(x, "full_tensor"): return full
-    from torch.distributed.tensor import Replicate
+    from torch.distributed.tensor import DTensor, Replicate  # imported where needed: it takes a second
     replicated = DTensor.from_local(full, x.device_mesh, [Replicate()] * x.device_mesh.ndim, run_check=False)
     return replicated.redistribute(x.device_mesh, x.placements)

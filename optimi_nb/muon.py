@@ -23,7 +23,9 @@ NS_COEFFICIENTS = (3.4445, -4.7750, 2.0315)  # Jordan et al.'s quintic, steep at
 MAX_BATCH_ELEMENTS = 2**25  # matrix elements per foreach batch at most (or one matrix): bounds the temporaries
 
 # %% ../nbs/18_muon.ipynb #8ed207f5
-@torch.compiler.disable  # eager under compiled=True: products are library calls anyway, and round as other paths' do
+# eager under compiled=True: products are library calls anyway, and round as other paths' do. (`torch.compiler.disable`
+# at the first call: importing dynamo takes seconds.)
+@torch._disable_dynamo
 def newton_schulz(x: Tensor, # a batch of matrices, shape (n, A, B)
                   coefficients: tuple[tuple[float, float, float], ...], # (a, b, c) of each iteration, in order
                   eps: float, # floor of the Frobenius norm, for an all-zero matrix

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import Callable, Iterator, NamedTuple
 import torch
 from torch import Tensor
-from .foreach import DTensor, Tensors, _each, as_real, whole  # _each: a bucket's lists zipped, or single tensors
+from .foreach import Tensors, _each, as_real, whole  # _each: a bucket's lists zipped, or single tensors
 from .kahan import compiling
 from .codecs import (BLOCK_SIZE, codec, code_bits, decode_blocks, decode_residual, encode_blocks_, encode_residual,
                               quantized_numel)
@@ -220,7 +220,7 @@ def stalling_averages(buffers: tuple[Buffer, ...], # a group's state buffers, as
 # %% ../nbs/04_quantized_storage.ipynb #f4090a8c
 def placed_like(has: Stored, # a saved state: plain values, or codes in any layout
                 weights: Tensor, # an FSDP2 parameter's weights, a DTensor sharded by rows
-               ) -> DTensor: # its fp32 values, placed like the weights
+               ) -> Tensor: # a DTensor: its fp32 values, placed like the weights
     "`has`'s values placed like FSDP2's weights, whatever layout they were saved in (a full state dict's flat codes)"
     from torch.distributed.tensor import distribute_tensor
     values = whole(has.data)  # gathered: flat codes cut by elements, not rows

@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['update_core', 'update_core_on_copy', 'compiled_form', 'compiled_update_core', 'drops_iterations', 'whole_loop_splits',
-           'WholeLoopSplitsKey']
+           'whole_loop_splits_key']
 
 # %% ../nbs/04c_update.ipynb #2d98ea52
 import functools
@@ -68,7 +68,7 @@ def compiled_form(device_type: str, # where the step runs: "cpu", or a GPU's typ
                  ) -> tuple[Callable, dict]: # the function to compile, and Inductor's options for it
     "What `device_type` compiles, and how: a loop per tensor on CPU, the residual deferred; combo kernels on GPU"
     # CPU: a loop per tensor (Speed chapter); GPU: launches in groups, and coded states' kernels tuned at first run
-    options = ({"cpp.max_horizontal_fusion_size": 1, "post_grad_custom_post_pass": WholeLoopSplitsKey()}
+    options = ({"cpp.max_horizontal_fusion_size": 1, "post_grad_custom_post_pass": whole_loop_splits_key()}
                if device_type == "cpu"
                else {"combo_kernels": True, "coordinate_descent_tuning": codes})
     # CPU: an int8 copy-back would halve the loop's vector width (below)
@@ -87,13 +87,12 @@ def compiled_update_core(device_type: str = "cpu", # where the step runs: "cpu",
 
 # %% ../nbs/04c_update.ipynb #d345c265
 import contextlib
-import sympy
-from torch._inductor.custom_graph_pass import CustomGraphPass
-from torch.utils._sympy.functions import FloorDiv
 
 def drops_iterations(nodes: list, # Inductor scheduler nodes fused into one C++ kernel
                     ) -> bool: # True where a loop variable is divided by an integer that does not divide its range
     "Whether Inductor's C++ loop split could drop the last iterations of one of `nodes`' loops"
+    import sympy
+    from torch.utils._sympy.functions import FloorDiv
     for node in nodes:
         (sizes, _), body, _ = node.node.get_default_sizes_body()
         ranges = dict(zip(body.iter_vars, sizes))
@@ -119,7 +118,11 @@ def whole_loop_splits(device_type: str, # where the graph compiled inside runs: 
     try: yield
     finally: CppScheduling.try_loop_split = original
 
-class WholeLoopSplitsKey(CustomGraphPass):
+@functools.cache
+def whole_loop_splits_key():
     "A pass that changes nothing; its uuid keys Inductor's cache of compiled graphs apart from those compiled unguarded"
-    def __call__(self, graph): pass
-    def uuid(self): return "optimi_nb: compiled under whole_loop_splits"
+    from torch._inductor.custom_graph_pass import CustomGraphPass  # Inductor: imported at the first compilation
+    class WholeLoopSplitsKey(CustomGraphPass):
+        def __call__(self, graph): pass
+        def uuid(self): return "optimi_nb: compiled under whole_loop_splits"
+    return WholeLoopSplitsKey()

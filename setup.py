@@ -27,7 +27,7 @@ dev_requirements = shlex.split(cfg.get('dev_requirements', ''))
 setuptools.setup(
     name=cfg['lib_name'],
     license=lic,
-    classifiers=['Development Status :: ' + statuses[int(cfg['status'])],
+    classifiers=['Development Status :: ' + statuses[int(cfg['status']) - 1],
                  'Intended Audience :: ' + cfg['audience'].title(),
                  'Natural Language :: ' + cfg['language'].title()]
                 + ['Programming Language :: Python :: ' + o for o in py_versions[py_versions.index(min_python):]],

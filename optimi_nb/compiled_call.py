@@ -19,6 +19,7 @@ from .layout import shaped_like
 from .low_precision import gpu_capability, inductor_refuses
 from .storage import copy_in_
 from .update import compiled_form, compiled_update_core, update_core, whole_loop_splits
+from .weight_decay import outside_stacklevel
 
 # %% ../nbs/04e_compiled_call.ipynb #498e957e
 def traced_update(device_type: str, # where the update runs: "cpu", or a GPU's type such as "cuda"
@@ -216,8 +217,8 @@ def _run_compiled(self: CompiledCalls, update, weight_decay_, accumulate, group,
                "setting)" if limit else f"torch.compile failed ({failure(error)})")
         # first: an error of the eager update too is the input's (a gradient of another dtype), and is raised as it is
         update_core(update, weight_decay_, accumulate, group, scalars, param, shaped_like(grad, param), *tensors)
-        warnings.warn(f"compiled=True: {why}; using the eager update", UserWarning, stacklevel=4)
-        self._compile_failed = True
+        self._compile_failed = True  # before the warning, which `-W error` raises: a retried step runs eagerly
+        warnings.warn(f"compiled=True: {why}; using the eager update", UserWarning, stacklevel=outside_stacklevel())
     else:
         # deferred by the compiled code (see compiled_update_core); after the try: a failed copy never reruns the update
         copy_in_(tensors[1], residual_codes)

@@ -20,7 +20,7 @@ from .layout import block_views, flat_views, flattenable, in_slices, slice_numel
 from .step_graph import StepGraphs
 from .storage import Buffer, Stored, compact, decoded, fewest_bits, local, read_stored, shard_groups, sharded
 from .update import update_core
-from .weight_decay import warn_if_l2_accumulating
+from .weight_decay import outside_stacklevel, warn_if_l2_accumulating
 
 # %% ../nbs/05_dispatch.ipynb #c48b7e3c
 class Dispatch(StepGraphs, CompiledCalls, ParamIndex):
@@ -114,7 +114,7 @@ def zero_grad(self: Dispatch,
 @patch
 def _warn_once(self: Dispatch, key: str, message: str) -> None:
     "A UserWarning the first time `key` comes up, and never again for this optimizer"
-    if key not in self._warned: self._warned.add(key); warnings.warn(message, UserWarning, stacklevel=4)
+    if key not in self._warned: self._warned.add(key); warnings.warn(message, stacklevel=outside_stacklevel())
 
 # %% ../nbs/05_dispatch.ipynb #5f0d2a6b
 @torch._disable_dynamo  # torch.compiler.disable, applied at the first call: importing dynamo takes seconds

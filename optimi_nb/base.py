@@ -131,6 +131,22 @@ def check_kahan_weights(group: dict, # a param group's settings
                          f"weights, and this param group's are {sorted({str(p.dtype) for p in params})}: "
                          "set it to None for this group")
 
+# %% ../nbs/07_base.ipynb #c1f5d1a1
+@patch
+def refuse_fsdp1(self: BaseOptimizer,
+                 group: dict, # a param group's settings, checked
+                 params: list[Tensor], # its parameters
+                ) -> None:
+    "Refuse what a rank's FSDP1 shard cannot do: read whole tensors, or hold states in codes FSDP1 can save"
+    if not any(getattr(p, "_fsdp_flattened", False) and not hasattr(p, "device_mesh") for p in params): return
+    needs = [why for asked, why in (
+        (not self.elementwise_update, f"{type(self).__name__}'s update reads whole tensors"),
+        (group["cautious"], "cautious=True rescales each tensor's step by a fraction of the whole tensor"),
+        (group["state_precision"] or group["kahan_precision"], "FSDP.optim_state_dict cannot save states in codes "
+         f"(state_precision={group['state_precision']!r}, kahan_precision={group['kahan_precision']!r})")) if asked]
+    if needs: raise TypeError("FSDP1 (FullyShardedDataParallel) gives each rank a flat shard that can join pieces of "
+                              f"several tensors, and {'; '.join(needs)}. Shard with FSDP2 (fully_shard) instead")
+
 # %% ../nbs/07_base.ipynb #fca17a87
 @patch
 def add_param_group(self: BaseOptimizer,
@@ -163,6 +179,7 @@ def add_param_group(self: BaseOptimizer,
     for key, value in {**self.defaults, **param_group}.items():  # numbers and betas as a config may give them
         if key != "params": param_group[key] = plain_setting(value)
     check_kahan_weights(group, tensors)
+    self.refuse_fsdp1(group, tensors)
     if not getattr(self, "_constructing", False): warn_if_high_decay([group])
     for name, beta in stalling_averages(self.group_buffers(group), group, tensors):  # 4-bit codes that would not move
         warnings.warn(f"state_precision='int4' keeps {type(self).__name__}'s {name} (β = {beta:g}) in 15 levels, and a "

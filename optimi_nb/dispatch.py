@@ -105,8 +105,8 @@ def zero_grad(self: Dispatch,
               param: Tensor | None = None, # reset only this parameter's gradient
              ) -> None:
     "Reset every parameter's gradient, or only `param`'s"
-    # under release hooks too: a hooked parameter can hold a gradient from a backward before its hook, as torch.optim's
-    if param is None: return super(Dispatch, self).zero_grad(set_to_none)
+    if param is None:  # under release too (a gradient from before a hook), but not inside DDP's no_sync() (08)
+        return None if getattr(self._release, "unsynced", False) else super(Dispatch, self).zero_grad(set_to_none)
     if id(param) not in self._param_index: self._group_and_position(param)  # refuses a foreign tensor, as step does
     if set_to_none: param.grad = None
     elif param.grad is not None: param.grad.zero_()

@@ -6,7 +6,7 @@
 __all__ = ['prepare_ddp_for_gradient_release']
 
 # %% ../nbs/22_distributed.ipynb #0ea22c6d
-import torch.distributed as dist
+import torch, torch.distributed as dist
 from torch import nn
 from torch.autograd import Variable
 from .base import BaseOptimizer, unwrapped
@@ -41,8 +41,9 @@ def prepare_ddp_for_gradient_release(ddp_model: nn.parallel.DistributedDataParal
             for param, _ in pairs:
                 if id(param) in absent: optimizer.step(param=param)  # a no-op on a None .grad
                 param.grad = None
-        # queued by a callback, after_ddp runs after DDP's own end of backward, queued when the last bucket is ready
-        engine.queue_callback(lambda: engine.queue_callback(after_ddp))
+        # queued by a callback, after_ddp runs after DDP's own end of backward, queued when the last bucket is ready;
+        # outside backward, DDP's Join has a rank out of inputs match the others' all-reduces: it has nothing to step
+        if torch._C._current_graph_task_id() != -1: engine.queue_callback(lambda: engine.queue_callback(after_ddp))
         bucket.buffer().mul_(1 / group.size())  # DDP's own scaling: times 1/n, which can round unlike a division by n
         return dist.all_reduce(bucket.buffer(), group=group, async_op=True).get_future().then(step)
     hooked = "a communication hook already: gradient release steps in a hook of its own, and DDP takes only one"
@@ -54,3 +55,7 @@ def prepare_ddp_for_gradient_release(ddp_model: nn.parallel.DistributedDataParal
         raise RuntimeError(f"this DDP model has {hooked} ({error})") from error
     for param in params: param.grad = None  # from here on, a bucket's parameter with no .grad got none on this rank
     start_release(optimizer, params, hook_param=None)
+    state = optimizer._release
+    def note_sync(module, args, output):  # in no_sync() DDP leaves a backward's gradients to add up; so does step()
+        if torch.is_grad_enabled(): state.unsynced = not ddp_model.require_backward_grad_sync
+    ddp_model.register_forward_hook(note_sync)

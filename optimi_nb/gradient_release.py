@@ -24,6 +24,7 @@ class ReleaseState:
     hook_param: Callable[[Tensor], None] | None # gives a parameter a hook of its own; None where none can be (DDP)
     stepped: set[int] = field(default_factory=set) # ids of the parameters hooks stepped since the last `step()`
     loop_steps: bool = False # whether the loop calls `step()`: then a hook stepping a parameter twice before it warns
+    unsynced: bool = False # DDP's last forward ran in `no_sync()`: its gradients await the next synchronised backward
 
     def step(self,
              opt: BaseOptimizer, # the optimizer the hooks step
@@ -65,6 +66,9 @@ def hook_later(self: ReleaseState, param: Tensor) -> None:
 def step_leftovers(self: ReleaseState, opt: BaseOptimizer) -> None:
     "`opt.step()` while hooks run: update each parameter holding a gradient no hook took, free it, hook it if unhooked"
     self.loop_steps, self.stepped = True, set()
+    if self.unsynced:  # DDP's gradient accumulation: its next synchronised backward averages the sums and steps them
+        return opt._warn_once("no_sync", "step() and zero_grad() leave the gradients of a backward inside DDP's "
+                              "no_sync(): they add up, and the next backward outside it averages and steps them")
     # a hooked parameter's gradient is gone once its hook ran; one set by hand (as torch's distributed checkpoint sets
     # zeros to make the state) is stepped here
     for param in [p for group in opt.param_groups for p in group["params"]]:

@@ -189,6 +189,7 @@ def sharded_state_buffer(name: str, # the buffer's name
     if any(p.is_shard() and p.dim != 0 for p in param.placements):  # TP's column shards, which blocks would cross
         raise TypeError(f"{bits}-bit states need a DTensor sharded by rows (dim 0), as FSDP2 shards; "
                         f"got placements {param.placements}")
+    from torch.distributed.tensor import DTensor  # a DTensor is here: its module is imported already
     rows, shard = param.shape[0], param.to_local()
     width = quantized_numel(param.numel() // max(rows, 1), block)  # a row's values: whole blocks
     def like_rows(columns: int, dtype: torch.dtype) -> Tensor:

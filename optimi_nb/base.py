@@ -145,7 +145,8 @@ def refuse_fsdp1(self: BaseOptimizer,
         (group["state_precision"] or group["kahan_precision"], "FSDP.optim_state_dict cannot save states in codes "
          f"(state_precision={group['state_precision']!r}, kahan_precision={group['kahan_precision']!r})")) if asked]
     if needs: raise TypeError("FSDP1 (FullyShardedDataParallel) gives each rank a flat shard that can join pieces of "
-                              f"several tensors, and {'; '.join(needs)}. Shard with FSDP2 (fully_shard) instead")
+                              f"several tensors, and {'; '.join(needs)}. Shard with FSDP2 (fully_shard), or, unsharded "
+                              "(NO_SHARD, or FSDP1 on one process), use DDP")
 
 # %% ../nbs/07_base.ipynb #fca17a87
 @patch
@@ -260,7 +261,7 @@ def check_group(self: BaseOptimizer,
     try: same = self._checked.get(id(group)) == values  # as last checked (values, not ids: a new dict may reuse one)
     except (ValueError, RuntimeError): same = False  # an array or a tensor among them, compared element by element
     if same: return
-    self.validate(group)
+    self.validate(group); self.refuse_fsdp1(group, group["params"])
     # containers copied: a list edited in place later differs from the copy
     self._checked[id(group)] = {k: v.copy() if type(v) in (list, dict, set) else v for k, v in values.items()}
 

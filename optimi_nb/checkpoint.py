@@ -184,9 +184,9 @@ def _own_groups(self: Checkpoints,
                              f", not by {name}{can}")
         saved_groups = [self.group_from_torch(saved) for saved in saved_groups]
     # or a subclass's own, as saved before; Lightning's wrapper saved "Lightning" and its optimizer's name
-    elif wide.get("optimizer", name).removeprefix("Lightning") not in optimizer_kind(type(self)):
+    elif (kind := wide.get("optimizer", name).removeprefix("Lightning")) not in optimizer_kind(type(self)):
         raise ValueError(f"the state dict was saved by {wide['optimizer']}, not by {name}: build "
-                         f"{wide['optimizer']} on the same parameters to load it (its states are in its terms)")
+                         f"{kind} on the same parameters to load it (its states are in its terms)")
     # hyperparameters the state dict lacks (torch.optim's, or newer keys) come from this optimizer, as do KEPT_HERE
     own = lambda group: {key: value for key, value in group.items() if key != "params"}
     kept = lambda group: {key: group[key] for key in KEPT_HERE}

@@ -16,6 +16,7 @@ from torch import Tensor, nn
 from .arguments import check_option
 from .base import BaseOptimizer, unwrapped
 from .plan import NotInParamGroups
+from .weight_decay import outside_stacklevel
 
 @dataclass
 class ReleaseState:
@@ -88,7 +89,7 @@ def stepping_while_alive(optimizer: BaseOptimizer) -> Callable[[Tensor], None]:
         if (live := optimizer()) is None:  # an optimizer built in the call, or replaced without removing release
             warnings.warn("the optimizer prepared for gradient release on this model was freed, and its hooks step "
                           "nothing: keep a reference to it while it trains, and call remove_gradient_release(model) "
-                          "before replacing it", UserWarning, stacklevel=2)
+                          "before replacing it", UserWarning, stacklevel=outside_stacklevel())
         elif live._release is not None: live._release.step(live, param)
     return step
 

@@ -18,6 +18,7 @@ from .adam import Adam, adam_update, debias_beta
 from .arguments import check_betas, check_integer, check_option, check_range, refuse_fixed
 from .base import SIGNED, BaseOptimizer, Buffer
 from .foreach import Tensors, add_, lerp_, shard_like, whole
+from .weight_decay import outside_stacklevel
 
 NS_COEFFICIENTS = (3.4445, -4.7750, 2.0315)  # Jordan et al.'s quintic, steep at 0: 5 iterations put σ in ~[0.68, 1.21]
 MAX_BATCH_ELEMENTS = 2**25  # matrix elements per foreach batch at most (or one matrix): bounds the temporaries
@@ -220,7 +221,7 @@ def _warn_ignored(self: Muon, group: dict) -> None:
     if ignored := [k for k in keys if k in group and plain(group[k]) != plain(defaults[k])]:
         warnings.warn(f"{ignored} set in a param group with use_muon={use_muon}, whose algorithm "
                       f"({'Muon' if use_muon else 'AdamW'}) ignores them: move them to a group with "
-                      f"use_muon={not use_muon}, or leave them out", UserWarning, stacklevel=3)
+                      f"use_muon={not use_muon}, or leave them out", UserWarning, stacklevel=outside_stacklevel())
 
 @patch
 def _check_params(self: Muon, group: dict, index: int) -> None:

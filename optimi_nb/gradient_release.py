@@ -25,7 +25,7 @@ class ReleaseState:
     hook_param: Callable[[Tensor], None] | None # gives a parameter a hook of its own; None where none can be (DDP)
     stepped: set[int] = field(default_factory=set) # ids of the parameters hooks stepped since the last `step()`
     loop_steps: bool = False # whether the loop calls `step()`: then a hook stepping a parameter twice before it warns
-    unsynced: bool = False # DDP's last forward ran in `no_sync()`: its gradients await the next synchronised backward
+    unsynced: bool = False # DDP's last backward came from a forward in `no_sync()`: its gradients await a synced one
 
     def step(self,
              opt: BaseOptimizer, # the optimizer the hooks step

@@ -22,11 +22,13 @@ requirements = shlex.split(cfg.get('requirements', ''))
 if cfg.get('pip_requirements'): requirements += shlex.split(cfg.get('pip_requirements', ''))
 min_python = cfg['min_python']
 lic = licenses.get(cfg['license'].lower(), cfg['license'])
+# setuptools 77 writes an SPDX License-Expression; an older one takes the legacy License field
+license_field = {'license_expression' if Version(setuptools.__version__) >= Version('77') else 'license': lic}
 dev_requirements = shlex.split(cfg.get('dev_requirements', ''))
 
 setuptools.setup(
     name=cfg['lib_name'],
-    license=lic,
+    **license_field,
     classifiers=['Development Status :: ' + statuses[int(cfg['status']) - 1],
                  'Intended Audience :: ' + cfg['audience'].title(),
                  'Natural Language :: ' + cfg['language'].title()]

@@ -7,9 +7,8 @@ __all__ = ['REPLANNED', 'KEPT_HERE', 'SCHEDULER_MARKS', 'fresh_transients', 'Che
            'hooks_held', 'hooked', 'torch_optimizer_kind']
 
 # %% ../nbs/06_checkpoint.ipynb #11525d8b
-import inspect, warnings
+import contextlib, inspect, warnings
 from collections import OrderedDict
-from contextlib import contextmanager
 from typing import Iterator
 from fastcore.basics import patch
 import torch
@@ -17,6 +16,7 @@ from torch import Tensor
 from .arguments import check_integer, plain_setting
 from .state_fit import check_fit, follow_weights, saved_step
 from .storage import convert_storage, new_state_buffer
+from .weight_decay import outside_stacklevel
 
 def fresh_transients(cls: type, # an optimizer's class
                     ) -> dict: # attribute names and their fresh values
@@ -54,7 +54,7 @@ def saved_wide(state_dict: dict, # an optimizer state dict
     first = (state_dict["param_groups"] or [{}])[0]
     return {n: state_dict[n] if n in state_dict else first[n] for n in names if n in state_dict or n in first}
 
-@contextmanager
+@contextlib.contextmanager
 def hooks_held(opt: torch.optim.Optimizer, # the optimizer
                *names: str, # attributes holding its hooks, such as "_optimizer_load_state_dict_pre_hooks"
               ) -> Iterator[list[dict]]: # the hooks held back
@@ -288,7 +288,7 @@ def group_from_torch(self: Checkpoints,
         form = "decoupled (AdamW's)" if self.defaults.get("decouple_wd") else "L2 (Adam's)"
         warnings.warn(f"the torch.optim state dict does not say whether its weight decay is L2 or decoupled (torch "
                       f"before 2.6 saved Adam's and AdamW's alike); {type(self).__name__} takes it as {form}",
-                      UserWarning)
+                      UserWarning, stacklevel=outside_stacklevel())
     return ours
 
 @patch

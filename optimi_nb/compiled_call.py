@@ -57,7 +57,8 @@ def traced_update(device_type: str, # where the update runs: "cpu", or a GPU's t
         with whole_loop_splits(device_type): return inductor_compile(graph, fakes, options)
     except Exception as error:  # tuned, one coded graph failed inside Inductor on an H200: the same graph untuned
         if not options.get("coordinate_descent_tuning"): raise
-        warnings.warn(f"compiled=True: a tuned compile failed ({failure(error)}); compiled untuned", UserWarning)
+        warnings.warn(f"compiled=True: a tuned compile failed ({failure(error)}); compiled untuned", UserWarning,
+                      stacklevel=outside_stacklevel())
         return inductor_compile(graph, fakes, options | {"coordinate_descent_tuning": False})
 
 def failure(error: Exception, # an error raised while compiling

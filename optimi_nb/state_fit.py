@@ -97,11 +97,13 @@ def saved_step(value, # a state's saved `step`: an int, or torch.optim's 0-dim t
 # %% ../nbs/05a_state_fit.ipynb #c4a81e51
 def fits(state: dict, # a parameter's state
          expected: dict, # a new state for the parameter, as `init_state` makes it (on the meta device)
-        ) -> bool: # True if `state` has `expected`'s entries, each plain floating one in its dtype
+        ) -> bool: # True if `state` has `expected`'s entries, each tensor in its shape, each plain floating one in its dtype
     "Whether `state` is kept as this optimizer would keep it beside these weights"
     plain = lambda value: isinstance(value, Tensor) and value.is_floating_point()
-    return set(state) == set(expected) and all(state[k].dtype == v.dtype for k, v in expected.items()
-                                               if k != "step" and plain(v) and plain(state[k]))
+    def kept(have, want) -> bool:  # a tensor in its shape; a plain floating one in its dtype too
+        if not (isinstance(have, Tensor) and isinstance(want, Tensor)): return True
+        return have.shape == want.shape and (have.dtype == want.dtype or not (plain(have) and plain(want)))
+    return set(state) == set(expected) and all(kept(state[k], v) for k, v in expected.items() if k != "step")
 
 @patch
 def _fit_to_weights(self: Dispatch,
@@ -114,6 +116,9 @@ def _fit_to_weights(self: Dispatch,
     for param, state in zip(params, states):
         expected = self.init_state(param.detach().to("meta"), group)
         if fits(state, expected): continue
+        # a state of other shape: weights replaced since (`p.data = ...`), by ones of other shape: refused, as a load
+        check_fit(state, param, buffers, f"{type(self).__name__}: a parameter of shape {tuple(param.shape)}, whose "
+                  "weights were replaced since its state was made")
         new = convert_storage(follow_weights(state, expected, param, buffers), expected, param, buffers)
         state.clear(); state.update(new)
         fitted = True

@@ -36,9 +36,10 @@ def check_betas(name: str, # the option's name: "betas", "adamw_betas"
                 betas, # its value
                 count: int, # how many the algorithm takes
                ) -> None:
-    "Raise a `ValueError` unless `betas` is a tuple or list of `count` numbers, each in [0, 1)"
-    if not isinstance(betas, (tuple, list)) or len(betas) != count:
-        raise ValueError(f"{name} must be a tuple of {count} numbers, got {betas!r}")
+    "Raise a `TypeError` unless `betas` is a tuple or list, a `ValueError` unless of `count` numbers, each in [0, 1)"
+    if not isinstance(betas, (tuple, list)) or len(betas) != count:  # a tensor of betas too: numbers, as lr
+        error = ValueError if isinstance(betas, (tuple, list)) else TypeError
+        raise error(f"{name} must be a tuple of {count} numbers, got {betas!r}")
     for i, beta in enumerate(betas): check_range(f"{name}[{i}]", beta, 0.0, 1.0, high_open=True)
 
 # %% ../nbs/05b_arguments.ipynb #054fe6ff

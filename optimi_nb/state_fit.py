@@ -97,7 +97,7 @@ def saved_step(value, # a state's saved `step`: an int, or torch.optim's 0-dim t
 # %% ../nbs/05a_state_fit.ipynb #c4a81e51
 def fits(state: dict, # a parameter's state
          expected: dict, # a new state for the parameter, as `init_state` makes it (on the meta device)
-        ) -> bool: # True if `state` has `expected`'s entries, tensors in their shapes, plain floating ones in their dtypes
+        ) -> bool: # True if `state` has `expected`'s entries, tensors in their shapes, plain floats in their dtypes
     "Whether `state` is kept as this optimizer would keep it beside these weights"
     plain = lambda value: isinstance(value, Tensor) and value.is_floating_point()
     def kept(have, want) -> bool:  # a tensor in its shape; a plain floating one in its dtype too

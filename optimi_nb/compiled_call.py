@@ -218,8 +218,8 @@ def _run_compiled(self: CompiledCalls, update, weight_decay_, accumulate, group,
                "setting)" if limit else f"torch.compile failed ({failure(error)})")
         # first: an error of the eager update too is the input's (a gradient of another dtype), and is raised as it is
         update_core(update, weight_decay_, accumulate, group, scalars, param, shaped_like(grad, param), *tensors)
-        self._compile_failed = True  # before the warning, which `-W error` raises: a retried step runs eagerly
-        warnings.warn(f"compiled=True: {why}; using the eager update", UserWarning, stacklevel=outside_stacklevel())
+        self._compile_failed = True  # the next updates run eagerly; the warning is given as the step ends (`-W error`)
+        self._step_warnings.append(f"compiled=True: {why}; using the eager update")
     else:
         # deferred by the compiled code (see compiled_update_core); after the try: a failed copy never reruns the update
         copy_in_(tensors[1], residual_codes)

@@ -27,7 +27,7 @@ from .weight_decay import outside_stacklevel, warn_if_l2_accumulating
 class Dispatch(StepGraphs, CompiledCalls, ParamIndex):
     "What `BaseOptimizer` inherits to run a step: the paths, buckets, slices, compiled calls and the post-update hook"
     # made anew for each optimizer and copy (`fresh_transients`): name -> maker
-    _transients = dict(_plans=dict, _rounding_generators=GeneratorsByDevice, _warned=set,
+    _transients = dict(_plans=dict, _rounding_generators=GeneratorsByDevice, _warned=set, _step_warnings=list,
                        _declared=dict, _folded=set,  # group id -> buffers its states were given; ids folded since
                        # their last weight update, under optimizer accumulation
                        _release=lambda: None,  # gradient release's bookkeeping, while its hooks run
@@ -98,6 +98,7 @@ def step(self: Dispatch,
         for group, params in zip(self.param_groups, stepping): self._step_group(group, params)
         for param, grad in shared: param.grad = grad  # the tensor it was given back (a copy took the step)
     if param is None and self._folded and not self._optimizer_accumulation: self._commit_folded()
+    self._give_warnings()  # once every update is done: `-W error` raises them, and must not leave a half step
     return loss
 
 @patch
@@ -114,8 +115,13 @@ def zero_grad(self: Dispatch,
 
 @patch
 def _warn_once(self: Dispatch, key: str, message: str) -> None:
-    "A UserWarning the first time `key` comes up, and never again for this optimizer"
-    if key not in self._warned: self._warned.add(key); warnings.warn(message, stacklevel=outside_stacklevel())
+    "A UserWarning the first time `key` comes up, and never again for this optimizer; given as the step ends"
+    if key not in self._warned: self._warned.add(key); self._step_warnings.append(message)
+
+@patch
+def _give_warnings(self: Dispatch) -> None:
+    "The warnings of a step, given as it ends: from the caller's line, and after every update, should one raise"
+    while self._step_warnings: warnings.warn(self._step_warnings.pop(0), stacklevel=outside_stacklevel())
 
 # %% ../nbs/05_dispatch.ipynb #5f0d2a6b
 @torch._disable_dynamo  # torch.compiler.disable, applied at the first call: importing dynamo takes seconds

@@ -107,6 +107,7 @@ class Adam(BaseOptimizer):
                         ) -> dict: # our state: the step and the bias-corrected averages
         "torch.optim.Adam's state: its biased averages divided by their bias corrections 1-β^t (ours are corrected)"
         step, (beta1, beta2) = int(state["step"]), group["betas"]
-        unbiased = lambda average, beta: (average.double() / (1 - beta**step)).to(average.dtype)
+        wide = lambda average: average.to(torch.complex128 if average.is_complex() else torch.float64)  # both parts
+        unbiased = lambda average, beta: (wide(average) / (1 - beta**step)).to(average.dtype)
         return {"step": step, "exp_avg": unbiased(state["exp_avg"], beta1),
                 "exp_avg_sq": unbiased(state["exp_avg_sq"], beta2)}

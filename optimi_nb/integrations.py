@@ -73,6 +73,7 @@ def _hf_schedule_free() -> type:
 def _lightning_gradient_release() -> type:
     "LightningGradientRelease, on Lightning's Callback"
     Callback = framework_module("lightning.pytorch").Callback
+    is_overridden = framework_module("lightning.pytorch.utilities.model_helpers").is_overridden
 
     class LightningGradientRelease(Callback):
         "Gradient release in Lightning; `optimizer_accumulation` folds over accumulate_grad_batches"
@@ -83,8 +84,9 @@ def _lightning_gradient_release() -> type:
         def on_train_start(self, trainer, pl_module):
             "Refuse what release can't honour, then prepare the module: its optimizer is built, a resumed state loaded"
             clip, micro = trainer.gradient_clip_val, trainer.accumulate_grad_batches
-            check_release_settings(f"gradient_clip_val={clip}" if clip else "",
-                                   f"accumulate_grad_batches={micro}" if micro > 1 else "",
+            own_clip = is_overridden("configure_gradient_clipping", pl_module)  # the module's own clipping
+            check_release_settings(f"gradient_clip_val={clip}" if clip else "configure_gradient_clipping, overridden"
+                                   if own_clip else "", f"accumulate_grad_batches={micro}" if micro > 1 else "",
                                    trainer.world_size, self.optimizer_accumulation)
             if len(trainer.optimizers) != 1:
                 raise ValueError(f"{len(trainer.optimizers)} optimizers: "
@@ -93,7 +95,9 @@ def _lightning_gradient_release() -> type:
 
         def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
             "Fold this batch into the optimizer state unless Lightning steps after it"
-            if not self.optimizer_accumulation: return
+            if not self.optimizer_accumulation:  # a GradientAccumulationScheduler sets accumulation at epoch starts
+                micro = trainer.accumulate_grad_batches
+                return check_release_settings("", f"accumulate_grad_batches={micro}" if micro > 1 else "", 1, False)
             steps = ((batch_idx + 1) % trainer.accumulate_grad_batches == 0
                      or batch_idx + 1 == trainer.num_training_batches
                      # a loader without a length: Lightning knows the epoch's last batch by fetching one ahead

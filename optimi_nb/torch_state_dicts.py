@@ -24,10 +24,13 @@ def torch_optimizer_kind(group: dict, # a param group from a `torch.optim` state
 
 def torch_class_name(group: dict, # a param group from a `torch.optim` state dict
                     ) -> str | None: # the name of the torch.optim class whose arguments it holds, or None
-    "The torch.optim optimizer whose constructor's arguments are all keys of `group`, the one with the most of them"
-    fits = {name: len(args) for name in dir(torch.optim) if isinstance(cls := getattr(torch.optim, name), type)
-            and issubclass(cls, torch.optim.Optimizer) and cls is not torch.optim.Optimizer
-            and (args := set(inspect.signature(cls).parameters) - {"params"}) <= group.keys()}
+    "The torch.optim optimizer whose arguments `group` holds, with no other's (a scheduler's keys aside), if any"
+    arguments = {name: set(inspect.signature(cls).parameters) - {"params"} for name in dir(torch.optim)
+                 if isinstance(cls := getattr(torch.optim, name), type) and issubclass(cls, torch.optim.Optimizer)
+                 and cls is not torch.optim.Optimizer}
+    settings = set().union(*arguments.values())  # a key an optimizer takes; not one a scheduler adds (initial_lr)
+    fits = {name: len(args) for name, args in arguments.items()
+            if args <= group.keys() and not (group.keys() - args) & settings}
     return max(fits, key=fits.get) if fits else None
 
 # %% ../nbs/05c_torch_state_dicts.ipynb #257c6de6
@@ -63,10 +66,11 @@ def group_from_torch(self: TorchStateDicts,
             for key, value in group.items() if key not in dropped}
     if "decoupled_weight_decay" in group and group.get("weight_decay"):  # without decay, either form is ours
         ours["decouple_wd"] = group["decoupled_weight_decay"]
-        if not ours["decouple_wd"] and "decouple_wd" in getattr(self, "fixed_options", {}):  # AdamW: never L2
-            raise ValueError(f"the state dict was saved by torch.optim.Adam, whose weight decay is L2; "
-                             f"{type(self).__name__}'s is decoupled: load it into optimi_nb's Adam, which takes "
-                             "decouple_wd=False")
+        if not ours["decouple_wd"] and self.defaults.get("decouple_wd") and "decouple_wd" in getattr(
+                self, "fixed_options", {}):  # AdamW: its decay is always decoupled
+            raise ValueError(f"the state dict was saved by torch.optim.{self.torch_counterpart}, whose weight decay is "
+                             f"L2; {type(self).__name__}'s is decoupled: load it into optimi_nb's "
+                             f"{self.torch_counterpart}, which takes decouple_wd=False")
     elif group.get("weight_decay") and "decoupled_weight_decay" in theirs:  # torch.optim before 2.6 saved no key
         form = "decoupled (AdamW's)" if self.defaults.get("decouple_wd") else "L2 (Adam's)"
         warnings.warn(f"the torch.optim state dict does not say whether its weight decay is L2 or decoupled (torch "

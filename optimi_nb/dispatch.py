@@ -31,7 +31,8 @@ class Dispatch(StepGraphs, CompiledCalls, ParamIndex):
                        _declared=dict, _folded=set,  # group id -> buffers its states were given; ids folded since
                        # their last weight update, under optimizer accumulation
                        _release=lambda: None,  # gradient release's bookkeeping, while its hooks run
-                       _release_prepared=lambda: False)  # hooks added for it: a copy has none
+                       _release_prepared=lambda: False,  # hooks added for it: a copy has none
+                       _fitted=dict)  # param id -> what its state was last found to fit (`_fit_to_weights`)
     def after_update_(self,
                       group: dict, # the param group
                       param: Tensors, # weights, just updated; under stochastic rounding their exact fp32 values

@@ -113,9 +113,17 @@ def _fit_to_weights(self: Dispatch,
                    ) -> bool: # whether any state was fitted anew
     "States made beside weights of another dtype (the model cast since), fitted to them in place as a load fits them"
     buffers, fitted = self.group_buffers(group), False
+    storage = ("state_precision", "kahan_precision", "kahan_sum", "stochastic_rounding")  # what `init_state` reads
+    settings = (*(b.name for b in buffers), *(group.get(k) for k in storage))
     for param, state in zip(params, states):
+        # weights and states as last found to fit: not checked again (a plan made anew each step, as when the
+        # parameters with a gradient change, would otherwise pay an `init_state` on `meta` per parameter each step)
+        local = param.to_local() if hasattr(param, "to_local") else param
+        mark = (local.data_ptr(), param.dtype, param.shape, *settings,
+                *(id(v) for v in state.values() if isinstance(v, Tensor)))
+        if self._fitted.get(id(param)) == mark: continue
         expected = self.init_state(param.detach().to("meta"), group)
-        if fits(state, expected): continue
+        if fits(state, expected): self._fitted[id(param)] = mark; continue
         # a state of other shape: weights replaced since (`p.data = ...`), by ones of other shape: refused, as a load
         check_fit(state, param, buffers, f"{type(self).__name__}: a parameter of shape {tuple(param.shape)}, whose "
                   "weights were replaced since its state was made")

@@ -21,7 +21,7 @@ calls' tracing refuses). `--record` stores the figures in nbs/measured.json, sec
     python3 benchmarks/arithmetic_trials.py --check   # on a CPU: each trial computes what the library does, bit for bit
     python3 benchmarks/arithmetic_trials.py --count TRIAL   # on a CPU: its kernels' sm_90 instructions per parameter
 """
-import argparse, json, subprocess, sys
+import argparse, datetime, json, subprocess, sys
 from pathlib import Path
 import torch
 
@@ -128,7 +128,8 @@ def main():
         path = ROOT / "nbs" / "measured.json"
         measured = json.loads(path.read_text())
         measured["arithmetic_trials_cuda"] = dict(device=torch.cuda.get_device_name(), torch=torch.__version__,
-                                                  command="python3 " + " ".join(sys.argv), rows=rows)
+                                                  command="python3 " + " ".join(sys.argv),
+                                                  date=datetime.date.today().isoformat(), rows=rows)
         path.write_text(json.dumps(measured, indent=1, ensure_ascii=False) + "\n")
 
 if __name__ == "__main__": main()

@@ -23,7 +23,7 @@ On an H200 (torch 2.11) the tables took, mostly compiling: bandwidth 55 s, profi
 training row about 25 s; all of them take longer than one 10-minute call. `bash benchmarks/gpu_lease.sh OUT` runs them
 in order of importance within one call's budget (each call's --record adds its tables to those stored from the same GPU).
 """
-import argparse, gc, json, platform, shlex, statistics, sys, time, warnings
+import argparse, datetime, gc, json, platform, shlex, statistics, sys, time, warnings
 from pathlib import Path
 import torch
 import torch.nn.functional as F
@@ -342,7 +342,8 @@ def main():
     warnings.filterwarnings("ignore")
     device = torch.cuda.get_device_name() if DEV == "cuda" else "cpu"
     print(f"{device}, torch {torch.__version__}, Python {platform.python_version()}", flush=True)
-    result = dict(device=device, torch=torch.__version__, command="python3 " + shlex.join(sys.argv))
+    result = dict(device=device, torch=torch.__version__, command="python3 " + shlex.join(sys.argv),
+                  date=datetime.date.today().isoformat())
     side = 256 if SMALL else 8192
     tables = dict(bandwidth=lambda: step_table([(side, side)] * 8, args.rounds),
                   gpt2=lambda: step_table([tuple(max(1, s // 16) for s in t) for t in gpt2_small()] if SMALL else gpt2_small(),
@@ -363,11 +364,13 @@ def save(result: dict, tables: list, out: Path, record: bool):
     path = ROOT / "nbs" / "measured.json"
     measured = json.loads(path.read_text())
     if measured.get("gpu_step", {}).get("device") != result["device"]: measured["gpu_step"] = {}
-    stored = measured["gpu_step"]
+    stored, source = measured["gpu_step"], {"command": result["command"], "date": result["date"]}
+    stored.update(device=result["device"], torch=result["torch"])
     for name, table in result.items():  # the tables of this run; those of an earlier run on the same GPU stay
         if name in STEP_TABLES:  # by storage: a storage's rows and floor from one run (--rows may run a few storages)
-            stored.setdefault(name, {}).update({k: t | {"command": result["command"]} for k, t in table.items()})
-        else: stored[name] = table  # a training table's rows are compared with each other: all from one run
+            stored.setdefault(name, {}).update({k: t | source for k, t in table.items()})
+        elif name not in ("device", "torch", "command", "date"):  # a training table's rows are compared with each other: all from one run
+            stored[name] = table; stored.setdefault("sources", {})[name] = source
     path.write_text(json.dumps(measured, indent=1, ensure_ascii=False) + "\n")
 
 if __name__ == "__main__": main()

@@ -14,7 +14,7 @@ nbs/measured.json, section `kernel_tuning_cuda`. GPU only.
 
     python3 benchmarks/kernel_tuning.py [--rounds 15] [--storages bf16+kahan int8] [--record]
 """
-import argparse, json, statistics, subprocess, sys
+import argparse, datetime, json, statistics, subprocess, sys
 from pathlib import Path
 import torch
 
@@ -90,7 +90,8 @@ def main():
         path = ROOT / "nbs" / "measured.json"
         measured = json.loads(path.read_text())
         measured["kernel_tuning_cuda"] = dict(device=torch.cuda.get_device_name(), torch=torch.__version__,
-                                              command="python3 " + " ".join(sys.argv), **tables)
+                                              command="python3 " + " ".join(sys.argv),
+                                              date=datetime.date.today().isoformat(), **tables)
         path.write_text(json.dumps(measured, indent=1, ensure_ascii=False) + "\n")
 
 if __name__ == "__main__": main()

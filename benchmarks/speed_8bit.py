@@ -13,7 +13,7 @@ compiled 8-bit step with its step plan (buckets, stored values and views) reused
 anew in each call, beside the compiled bf16 + Kahan step: host time per step, kernels per step, and interleaved step times.
 `--combo` times compiled SGD (fp32, beside torch's fused SGD) and compiled AdamW (bf16 + Kahan, and int8) as compiled on a
 GPU, with Inductor's combo kernels, and without them; `--record` then stores section `combo_kernels_cuda`."""
-import argparse, cProfile, collections, functools, io, logging, pstats, re, statistics, sys, time, warnings
+import argparse, cProfile, collections, datetime, functools, io, logging, pstats, re, shlex, statistics, sys, time, warnings
 from pathlib import Path
 import torch
 
@@ -185,6 +185,10 @@ class WithoutComboKernels:
         finally: calls.compiled_update_core = real
 
 
+def dated() -> dict:
+    "The command that ran and today's date, stored beside a GPU run's figures"
+    return {"command": "python3 " + shlex.join(sys.argv), "date": datetime.date.today().isoformat()}
+
 def compare_combo(device: str, rounds: int) -> dict:
     "Compiled SGD (beside torch's fused SGD) and compiled AdamW (bf16 + Kahan, int8) with Inductor's combo kernels (as shipped on a GPU) and without"
     from optimi_nb import SGD
@@ -228,7 +232,7 @@ def main():
         result = compare_combo(args.device, args.rounds)
         if args.record and args.device.startswith("cuda"):
             from optimi_nb.memory import record_measured
-            record_measured("combo_kernels_cuda", result, path=Path(__file__).parent.parent / "nbs" / "measured.json")
+            record_measured("combo_kernels_cuda", result | dated(), path=Path(__file__).parent.parent / "nbs" / "measured.json")
         return
     if args.profile:
         for name, options in {"bf16 + Kahan": {}, "int8 states + int8 residual": INT8}.items():
@@ -243,7 +247,7 @@ def main():
     if args.device.startswith("cuda"):
         facts = kernel_facts()
         for name, row in facts.items(): print(name, row)
-        result = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "steps": rows, "kernels": facts}
+        result = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "steps": rows, "kernels": facts} | dated()
     if args.record:
         from optimi_nb.memory import record_measured
         record_measured("speed_8bit" if args.device == "cpu" else "speed_8bit_cuda", result, path=Path(__file__).parent.parent / "nbs" / "measured.json")

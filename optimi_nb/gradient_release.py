@@ -6,7 +6,7 @@
 __all__ = ['ReleaseState', 'start_release', 'stepping_while_alive', 'prepare_for_gradient_release', 'remove_gradient_release']
 
 # %% ../nbs/08_release.ipynb #a37592f2
-import warnings, weakref
+import threading, warnings, weakref
 from dataclasses import dataclass, field
 from typing import Callable
 from fastcore.basics import patch
@@ -26,20 +26,25 @@ class ReleaseState:
     stepped: set[int] = field(default_factory=set) # ids of the parameters hooks stepped since the last `step()`
     loop_steps: bool = False # whether the loop calls `step()`: then a hook stepping a parameter twice before it warns
     unsynced: bool = False # DDP's last backward came from a forward in `no_sync()`: its gradients await a synced one
+    lock: threading.RLock = field(default_factory=threading.RLock) # one hook's step at a time (DDP's callback threads)
 
     def step(self,
              opt: BaseOptimizer, # the optimizer the hooks step
              param: Tensor, # the parameter whose gradient is complete
             ) -> None:
         "A hook's work: step `param` and free its gradient; warn once if it is stepped twice between two `step()` calls"
-        if self.loop_steps and not opt.optimizer_accumulation:
+        with self.lock: self._step(opt, param)
+
+    def _step(self, opt: BaseOptimizer, param: Tensor) -> None:
+        "`step`'s work, the lock held"
+        counted = self.loop_steps and not opt.optimizer_accumulation
+        if counted:
             if id(param) in self.stepped:
                 opt._warn_once("accumulation", "gradient release stepped a parameter twice between two step() calls: "
                                "gradient accumulation (a framework's, or a loop's) cannot work, since each backward "
                                "steps every parameter and frees its gradient. Use optimizer_accumulation instead (see "
                                "the Optimizer accumulation chapter). Reentrant activation checkpointing does it too, "
                                "stepping a shared weight once per segment: use use_reentrant=False")
-            self.stepped.add(id(param))
         # step() less torch.optim's wrapper, a profiler label and step hooks costing tens of µs a call: those stay with
         # the loop's own step()
         step = type(opt).step
@@ -47,6 +52,7 @@ class ReleaseState:
             (step.__wrapped__ if getattr(step, "hooked", False) else step)(opt, param=param)
             opt.zero_grad(param=param)
         except NotInParamGroups: return  # out of the param groups since hooked: it trains no more, as in torch.optim
+        if counted: self.stepped.add(id(param))  # once stepped: a step that raised (in eval mode) does not count
 
 def start_release(optimizer: BaseOptimizer, # the optimizer the hooks step
                   params: list[Tensor], # the parameters that hooks step from now on
@@ -117,6 +123,11 @@ def prepare_for_gradient_release(model: nn.Module, # the model whose parameters 
     if model in _prepared_modules and _prepared_modules[model][0]() is None:  # its optimizer is gone: idle hooks
         remove_gradient_release(model)
     if model in _prepared_modules:
+        if not ignore_existing_hooks and (prepared := _prepared_modules[model][0]()) is not optimizer:
+            raise ValueError(f"model is prepared for gradient release with another optimizer already (a "
+                             f"{type(prepared).__name__}): to release with two, prepare each on a module of its own "
+                             "parameters, such as nn.ParameterList(params); ignore_existing_hooks=True would take "
+                             "release away from the first")
         if not ignore_existing_hooks:
             raise ValueError("model is already prepared for gradient release; "
                              "pass ignore_existing_hooks=True to prepare it again")

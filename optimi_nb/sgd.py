@@ -10,7 +10,7 @@ from torch import Tensor
 from typing import Iterable
 from fastcore.basics import patch
 from fastcore.meta import delegates
-from .arguments import check_option, check_range
+from .arguments import check_option, check_range, is_bool
 from .base import SIGNED, BaseOptimizer, Buffer
 from .foreach import Tensors, add_, mul_
 
@@ -60,7 +60,7 @@ class SGD(BaseOptimizer):
 
     @BaseOptimizer.optimizer_accumulation.setter  # the base's property, with this setter
     def optimizer_accumulation(self, value: bool) -> None:
-        if value is True and any(g["momentum"] == 0 for g in self.param_groups):  # else the base's checks
+        if is_bool(value) and value and any(g["momentum"] == 0 for g in self.param_groups):  # else the base's checks
             raise ValueError("SGD without momentum keeps no state to fold micro-batch gradients into: all but the "
                              "last would be lost. Use gradient accumulation (keep the gradients and step once)")
         BaseOptimizer.optimizer_accumulation.fset(self, value)

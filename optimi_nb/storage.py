@@ -30,6 +30,7 @@ class Buffer(NamedTuple):
     kind: str = EXACT  # SIGNED (mean of gradients), NONNEGATIVE (of squares) or EXACT (weights, grads: not quantized)
     shape: Callable | None = None  # None: the parameter's; else (param, group) -> a shape of its own, in fp32 (fp64)
     decay: Callable | None = None  # a SIGNED average's: (group) -> its β, which 4-bit codes can follow only up to 0.96
+    fp32: bool = False  # kept in fp32 (fp64 beside fp64 weights): it changes by less than a 16-bit spacing
 
 # %% ../nbs/04_quantized_storage.ipynb #46e1874b
 class Stored(NamedTuple):
@@ -157,9 +158,9 @@ def quantized_bits(buffer: Buffer, # a state buffer, as its optimizer declares i
 def state_dtype(buffer: Buffer, # a state buffer, as its optimizer declares it
                 param: Tensor, # its parameter
                ) -> torch.dtype: # fp32, fp64, or the parameter's dtype
-    "The dtype a plain state is kept in: the parameter's; fp32 for fp16's mean of squares; own shapes fp32 or fp64"
+    "The dtype of a plain state: the parameter's; fp32 for fp16's mean of squares, own shapes and `fp32` buffers"
     nonnegative_fp16 = buffer.kind == NONNEGATIVE and param.dtype == torch.float16  # g² needs twice g's exponent range
-    if buffer.shape is not None: return torch.promote_types(param.dtype, torch.float32)  # fp64 beside fp64 weights
+    if buffer.shape is not None or buffer.fp32: return torch.promote_types(param.dtype, torch.float32)  # or fp64
     return torch.float32 if nonnegative_fp16 else param.dtype
 
 def new_state_buffer(buffer: Buffer, # the buffer, as its optimizer declares it

@@ -170,7 +170,7 @@ def add_param_group(self: BaseOptimizer,
         if complex_param is not None and not self.supports_complex:
             raise TypeError(f"{type(self).__name__} does not support complex parameters (got a {complex_param.dtype} "
                             f"parameter of shape {tuple(complex_param.shape)})")
-    if param_group.get("rounding_seed", seed := getattr(self, "rounding_seed", 0)) != seed:
+    if "optimizer" not in param_group and param_group.get("rounding_seed", seed := self.rounding_seed) != seed:
         raise ValueError(f"rounding_seed={param_group['rounding_seed']!r} in a param group: the seed is the "
                          "optimizer's, for every group; set opt.rounding_seed instead")
     group = {**self.defaults, **param_group}

@@ -247,7 +247,7 @@ class SGDScheduleFree(ScheduleFree):
                              "decoupled decay is not supported")
         if group["state_precision"] is not None:
             raise ValueError(f"state_precision={group['state_precision']!r}: SGDScheduleFree's one state, z - y, is "
-                             "kept in the weights' dtype (an 8- or 4-bit error in it would enter x directly); "
+                             "kept unquantized, in fp32 beside 16-bit weights (an 8- or 4-bit error would enter x); "
                              "kahan_precision='int8' applies")
 
     def step_scalars(self,

@@ -64,11 +64,12 @@ def check_option(name: str, # the option's name, for the message
 def check_integer(name: str, # the hyperparameter's name, for the message
                   value, # its value
                   low: int = 1, # smallest valid value
+                  high: float = math.inf, # largest valid value
                  ) -> None:
-    "Raise a `TypeError` unless `value` is an integer (numpy's too, not a bool), and a `ValueError` below `low`"
+    "Raise a `TypeError` unless `value` is an integer (numpy's too, not a bool), a `ValueError` outside [low, high]"
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {value!r}")
-    check_range(name, value, low)
+    check_range(name, value, low, high)
 
 
 # %% ../nbs/05b_arguments.ipynb #6c192418

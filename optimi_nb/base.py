@@ -294,7 +294,7 @@ def unwrapped(optimizer: Optimizer, # an optimizer, or a wrapper of its class
 @patch
 def __setattr__(self: BaseOptimizer, name: str, value) -> None:
     "Set `name`, on the optimizer itself where `self` is a wrapper of its class (Lightning's `LightningOptimizer`)"
-    if name == "rounding_seed": check_integer(name, value, low=0); value = int(value)  # numpy's too
+    if name == "rounding_seed": check_integer(name, value, 0, 2**32 - 1); value = int(value)  # CPU generators: 32 bits
     wrapped = unwrapped(self)
     if wrapped is not self and hasattr(wrapped, name): setattr(wrapped, name, value)
     else: object.__setattr__(self, name, value)

@@ -119,7 +119,7 @@ def load_state_dict(self: Checkpoints,
     state_dict = hooked(self._optimizer_load_state_dict_pre_hooks, self, state_dict)
     self._check_layout(state_dict)
     wide = saved_wide(state_dict, self.optimizer_wide())
-    if "rounding_seed" in wide: check_integer("rounding_seed", wide["rounding_seed"], low=0)
+    if "rounding_seed" in wide: check_integer("rounding_seed", wide["rounding_seed"], 0, 2**32 - 1)
     folded = [group.get("folded", ()) for group in state_dict["param_groups"]]  # none in torch.optim's or older ones
     groups, from_torch = self._own_groups(state_dict, wide)
     state_dict = {**state_dict, "state": self._own_state(state_dict, groups, from_torch), "param_groups": groups}

@@ -285,7 +285,7 @@ def _round_stochastically(self: Dispatch,
     shard = torch.distributed.get_rank() if hasattr(owner, "device_mesh") else 0
     generator = self._rounding_generators[param.device]
     generator.manual_seed(((self.rounding_seed * 1_000_003 + self._group_and_position(owner)[1]) * 1_000_033
-                           + step + shard * 1_000_000_007) % 2**64)  # a CPU generator keeps the low 32 bits
+                           + step + shard * 1_000_000_007) % 2**64)  # a CPU generator keeps 32 bits
     # a DTensor's shard: its random fill has no sharding rule
     param, exact, scratch = local(param), local(exact), local(scratch)
     if scratch.stride() != param.stride(): scratch = torch.empty_like(param)  # noise in the weights' order, always

@@ -174,7 +174,7 @@ def _own_groups(self: Checkpoints,
         raise ValueError(f"the state dict was saved by torch-optimi, whose layout {name} does not convert: "
                          "start optimi_nb's states afresh, or finish this run with torch-optimi")
     if any({"k", "scheduled_lr"} <= g.keys() for g in saved_groups):  # it keeps z, not z - y (and its own train_mode)
-        raise ValueError(f"the state dict was saved by the schedulefree package, whose states {name} does not "
+        raise ValueError(f"the state dict was saved by the schedulefree package, whose states {name} cannot "
                          "convert: start optimi_nb's states afresh, or finish this run with schedulefree")
     # ours carry the kind and seed, and every group of ours has `kahan_sum` (even where a tool dropped the rest)
     from_torch = not wide and any("kahan_sum" not in g for g in saved_groups)

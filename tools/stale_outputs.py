@@ -13,7 +13,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def shown_markdown(cell) -> list[str]:
     "The Markdown outputs of a cell"
-    return ["".join(o["data"]["text/markdown"]) for o in cell.get("outputs", []) if "text/markdown" in o.get("data", {})]
+    outputs = cell.get("outputs", [])
+    return ["".join(o["data"]["text/markdown"]) for o in outputs if "text/markdown" in o.get("data", {})]
 
 
 def stale_markdown(path: Path, write: bool = False) -> list[str]:
@@ -21,11 +22,13 @@ def stale_markdown(path: Path, write: bool = False) -> list[str]:
     nb = read_nb(path)
     stored = copy.deepcopy(nb.cells)
     with contextlib.chdir(path.parent): CaptureShell().run_all(nb, exc_stop=True)
-    stale = [f"{path.name}: cell {i} ({c.get('id')}) shows Markdown older than its source; run tools/stale_outputs.py --write"
-             for i, (old, c) in enumerate(zip(stored, nb.cells)) if c.cell_type == "code" and shown_markdown(old) != shown_markdown(c)]
+    changed = lambda old, c: c.cell_type == "code" and shown_markdown(old) != shown_markdown(c)
+    stale = [f"{path.name}: cell {i} ({c.get('id')}) shows Markdown older than its source; "
+             "run tools/stale_outputs.py --write"
+             for i, (old, c) in enumerate(zip(stored, nb.cells)) if changed(old, c)]
     if write and stale:
         for old, c in zip(stored, nb.cells):
-            if c.cell_type == "code" and shown_markdown(old) == shown_markdown(c): c.outputs = old.get("outputs", [])
+            if c.cell_type == "code" and not changed(old, c): c.outputs = old.get("outputs", [])
         write_nb(nb, path)
     return stale
 

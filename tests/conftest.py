@@ -1,8 +1,16 @@
-import sys
+import os, sys
 
 
 def pytest_addoption(parser):
     parser.addoption("--flags", default="", help="space-separated tst_flags to enable, e.g. 'cuda slow'")
+
+
+def pytest_configure(config):
+    "Under pytest-xdist, share the cores among the workers, so that their torch threads do not outnumber the cores"
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers > 1:
+        import torch
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // workers))
 
 
 def pytest_unconfigure(config):

@@ -21,12 +21,14 @@ the standard library. Exit status 1 on any failure.
 
 Usage: python3 tools/check_site.py [--site _docs] [--measured nbs/measured.json] [--shots DIR [--shot-pages index base ...]] [--width 1400] [--phone-width 400]"""
 import argparse, ast, json, os, queue, re, shutil, subprocess, sys, tempfile, threading, time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import unquote, urldefrag, urlparse
 from site_numbers import number_problems
 from site_snippets import snippet_problems
 
 ROOT = Path(__file__).resolve().parents[1]
+BROWSERS = 4  # the most browsers opened at once, one per core
 PHONE = (390, 844)  # the window the sidebar is checked in: a phone held upright
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--disable-extensions", "--disable-default-apps", "--mute-audio",
@@ -88,6 +90,7 @@ class Chromium:
 class Tab:
     "One page in its own target, with its console, log and network events collected"
     scrolled: dict[int, int] = {}  # outputs and tables that scroll sideways in their own box, by window width, over all pages
+    lock = threading.Lock()  # pages are checked in several threads
 
     def __init__(self, browser: Chromium):
         self.b = browser
@@ -140,7 +143,7 @@ class Tab:
             found = self.js(LAYOUT)
             out += [(w, p) for p in found["problems"]]
             desktop = desktop or found
-            self.scrolled[w] = self.scrolled.get(w, 0) + found["scrolled"]
+            with self.lock: self.scrolled[w] = self.scrolled.get(w, 0) + found["scrolled"]
             if mobile and desktop["hasToc"] and not found["tocShown"]: out.append((w, "no table of contents to be seen"))
         self.send("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
         return out
@@ -453,25 +456,10 @@ def figures_without_alt(counts: dict[str, int]) -> list[str]:
     return [f"{page}: {n} figure(s) without alt text (add `#| fig-alt:` or `#| fig-cap:` to the plotting cell)" for page, n in missing.items()]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--site", default=None, help="the built site (default: doc_path of settings.ini, _docs)")
-    parser.add_argument("--measured", default=None, help="the stored figures pages must agree with (default: nbs_path of settings.ini, measured.json)")
-    parser.add_argument("--width", type=int, default=1400)
-    parser.add_argument("--height", type=int, default=1000)
-    parser.add_argument("--phone-width", type=int, default=400, help="the narrow window every page is also laid out in")
-    parser.add_argument("--shots", default=None, help="save screenshots of --shot-pages into this folder")
-    parser.add_argument("--shot-pages", nargs="*", default=["index", "base", "adamw", "kahan", "speed", "memory"],
-                        help="pages to screenshot; PAGE@SELECTOR scrolls to an element first (e.g. speed@img)")
-    args = parser.parse_args()
-    cfg = dict(re.findall(r"^(\w+)\s*=\s*(.*)$", (ROOT / "settings.ini").read_text(), re.M))
-    site = Path(args.site or ROOT / cfg.get("doc_path", "_docs")).resolve()
-    online = f"{cfg['doc_host']}{cfg['doc_baseurl']}/"
-    pages = sorted(p for p in site.rglob("*.html") if "site_libs" not in p.parts)
-    if not pages: sys.exit(f"check_site: no pages in {site}; build the site first (bash tools/docs.sh)")
+def check_pages(pages: list[Path], site: Path, args, cfg: dict) -> tuple[list[str], dict, dict, dict]:
+    "Open `pages` one by one in a browser of their own: the failures, and each page's ids, links and what INSPECT found"
     failures, ids, links, sidebars = [], {}, {}, {}
     browser = Chromium(args.width, args.height)
-    t0 = time.time()
     try:
         for page in pages:
             name = page.relative_to(site).as_posix()
@@ -490,20 +478,53 @@ def main() -> int:
                     Path(args.shots).mkdir(parents=True, exist_ok=True)
                     tab.screenshot(Path(args.shots) / "search.png")
             tab.close()
-        if args.shots:
-            Path(args.shots).mkdir(parents=True, exist_ok=True)
-            for spec in args.shot_pages:
-                stem, _, sel = spec.partition("@")
-                for width, height, mobile, tail in ((args.width, args.height, False, ""), (args.phone_width, 800, True, "_phone")):
-                    tab = Tab(browser)
-                    tab.send("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=mobile)
-                    tab.goto((site / f"{stem}.html").as_uri())
-                    tab.pump()
-                    suffix = "_" + re.sub(r"\W+", "_", sel).strip("_") if sel else ""
-                    tab.screenshot(Path(args.shots) / f"{stem}{suffix}{tail}.png", sel or None)
-                    tab.close()
     finally:
         browser.close()
+    return failures, ids, links, sidebars
+
+
+def screenshots(site: Path, args) -> None:
+    "Save --shot-pages at the desktop width and a phone's into --shots"
+    Path(args.shots).mkdir(parents=True, exist_ok=True)
+    browser = Chromium(args.width, args.height)
+    try:
+        for spec in args.shot_pages:
+            stem, _, sel = spec.partition("@")
+            for width, height, mobile, tail in ((args.width, args.height, False, ""), (args.phone_width, 800, True, "_phone")):
+                tab = Tab(browser)
+                tab.send("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=mobile)
+                tab.goto((site / f"{stem}.html").as_uri())
+                tab.pump()
+                suffix = "_" + re.sub(r"\W+", "_", sel).strip("_") if sel else ""
+                tab.screenshot(Path(args.shots) / f"{stem}{suffix}{tail}.png", sel or None)
+                tab.close()
+    finally:
+        browser.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--site", default=None, help="the built site (default: doc_path of settings.ini, _docs)")
+    parser.add_argument("--measured", default=None, help="the stored figures pages must agree with (default: nbs_path of settings.ini, measured.json)")
+    parser.add_argument("--width", type=int, default=1400)
+    parser.add_argument("--height", type=int, default=1000)
+    parser.add_argument("--phone-width", type=int, default=400, help="the narrow window every page is also laid out in")
+    parser.add_argument("--shots", default=None, help="save screenshots of --shot-pages into this folder")
+    parser.add_argument("--shot-pages", nargs="*", default=["index", "base", "adamw", "kahan", "speed", "memory"],
+                        help="pages to screenshot; PAGE@SELECTOR scrolls to an element first (e.g. speed@img)")
+    args = parser.parse_args()
+    cfg = dict(re.findall(r"^(\w+)\s*=\s*(.*)$", (ROOT / "settings.ini").read_text(), re.M))
+    site = Path(args.site or ROOT / cfg.get("doc_path", "_docs")).resolve()
+    online = f"{cfg['doc_host']}{cfg['doc_baseurl']}/"
+    pages = sorted(p for p in site.rglob("*.html") if "site_libs" not in p.parts)
+    if not pages: sys.exit(f"check_site: no pages in {site}; build the site first (bash tools/docs.sh)")
+    failures, ids, links, sidebars = [], {}, {}, {}
+    t0 = time.time()
+    workers = max(1, min(BROWSERS, os.cpu_count() or 1, len(pages)))
+    with ThreadPoolExecutor(workers) as pool:  # a browser per core, each with its share of the pages
+        for found in pool.map(lambda share: check_pages(share, site, args, cfg), [pages[i::workers] for i in range(workers)]):
+            failures += found[0]; ids.update(found[1]); links.update(found[2]); sidebars.update(found[3])
+    if args.shots: screenshots(site, args)
     # links and anchors, across pages
     def resolve(src: str, href: str) -> str | None:
         "A problem with the relative link `href` on page `src`, or None"

@@ -6,6 +6,7 @@ A block that calls a test helper (test_eq, test_close, ...) among example code f
 test helper calls alone is the page's test of the example above it, and is not run. A block that mentions cuda needs a GPU, and is not
 run (listed). Used by check_site.py on the code blocks of every built page."""
 import ast, json, os, re, subprocess, sys, tempfile, time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 USAGE = re.compile(r"usage|quick start", re.I)  # the headings of the sections a reader copies from
@@ -60,7 +61,7 @@ def last_block(stdout: str) -> int:
 
 def snippet_problems(pages: dict[str, list[dict]], root: Path) -> list[str]:
     "Failures for the blocks of `pages` (page: its code blocks) that a reader copies and that fail as copied"
-    out, ran, tests, known, gpu, t0 = [], 0, 0, 0, [], time.time()
+    out, runs, tests, known, gpu, t0 = [], [], 0, 0, [], time.time()
     for page, code in sorted(pages.items()):
         blocks, where = [], []
         for block, at in usage_blocks(page, code):
@@ -71,10 +72,11 @@ def snippet_problems(pages: dict[str, list[dict]], root: Path) -> list[str]:
             elif called: out.append(f"{page}: a usage block calls {', '.join(sorted(called))} among its example code, {at}")
             elif "cuda" in block: gpu.append(f"{page} {at}")
             else: blocks.append(block); where.append(at)
-        if not blocks: continue
-        ran += len(blocks)
-        failed = run_blocks(blocks, root)
-        if failed: out.append(f"{page}: usage block {failed[0] + 1} of {len(blocks)} fails as copied, {where[failed[0]]}: {failed[1]}")
+        if blocks: runs.append((page, blocks, where))
+    ran = sum(len(blocks) for _, blocks, _ in runs)
+    with ThreadPoolExecutor(max(1, min(4, os.cpu_count() or 1))) as pool:  # a fresh python3 per page, one per core
+        for (page, blocks, where), failed in zip(runs, pool.map(lambda run: run_blocks(run[1], root), runs)):
+            if failed: out.append(f"{page}: usage block {failed[0] + 1} of {len(blocks)} fails as copied, {where[failed[0]]}: {failed[1]}")
     print(f"usage snippets: ran {ran} blocks in {time.time() - t0:.1f} s; {tests} blocks of test helpers alone and {known} known to call them (KNOWN) not run" +
           (f"; not run, needing a GPU: {', '.join(gpu)}" if gpu else ""))
     return out

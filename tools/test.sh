@@ -4,4 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
-python3 -m pytest tests --durations=10 "$@"  # the ten slowest notebooks, to keep CI short
+# Notebooks run side by side, one per core (pytest-xdist); with the slow cells on, one at a time: they measure speed.
+case " $* " in *slow*) workers=(-n 0) ;; *) workers=(-n auto --maxprocesses 4 --dist worksteal) ;; esac
+python3 -m pytest tests "${workers[@]}" --durations=10 "$@"  # the ten slowest notebooks, to keep CI short

@@ -52,11 +52,13 @@ def plan_key(group: dict, # the param group
              states: list[dict], # their states, this step counted
              declared: tuple[str, ...] = (), # the buffers the group declares now (SGD's momentum comes and goes)
             ) -> tuple:
-    "What a plan depends on: tensors stepped, where their weights are, their states' tensors, relative steps, the path"
+    "What a plan depends on: tensors stepped, their weights' memory and layout, states' tensors, relative steps, path"
     entries = [v for s in states for v in s.values() if isinstance(v, Tensor)]
     first = states[0]["step"] if states else 0
-    where = lambda p: (p.to_local() if hasattr(p, "to_local") else p).data_ptr()  # an FSDP2 DTensor's: its shard's
-    return (tuple(map(id, params)), tuple(map(where, params)), tuple(map(id, entries)),
+    weights = [p.to_local() if hasattr(p, "to_local") else p for p in params]  # an FSDP2 DTensor's: its shard's
+    # p.data = a view of the same memory (transposed, rows cut off) keeps data_ptr: the layout tells
+    where = (tuple(map(Tensor.data_ptr, weights)), tuple(map(Tensor.size, weights)), tuple(map(Tensor.stride, weights)))
+    return (tuple(map(id, params)), where, tuple(map(id, entries)),
             tuple(s["step"] - first for s in states), tuple(group[k] for k in PATH_SETTINGS), len(group["params"]),
             declared)
 

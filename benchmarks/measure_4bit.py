@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None):
     for what in args.only:
         results[what] = {"memory": memory, "checkpoint": checkpoint, "quality": lambda: quality(args.seeds)}[what]()
         out.write_text(json.dumps(results, indent=1) + "\n")
-        if what in ("memory", "checkpoint") and out == RESULTS:  # the 4-bit rows that other pages quote, stored once
+        if what in ("memory", "checkpoint") and out.resolve() == RESULTS:  # the 4-bit rows that other pages quote, stored once
             int4 = lambda rows: {config: r for config, r in rows.items() if "int4" in config}
             record_measured(what, {name: int4(rows) for name, rows in results[what].items()} if what == "memory" else int4(results[what]), path=MEASURED)
         print(f"{what}: written to {out}", flush=True)

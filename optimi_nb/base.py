@@ -6,8 +6,7 @@
 __all__ = ['SCHEDULED', 'BaseOptimizer', 'check_kahan_weights', 'plainly_unit', 'unwrapped']
 
 # %% ../nbs/07_base.ipynb #af462c87
-import math, warnings
-import torch
+import math, warnings, torch
 from typing import Callable, Iterable
 from fastcore.basics import patch
 from torch import Tensor
@@ -54,7 +53,7 @@ class BaseOptimizer(Dispatch, Checkpoints, Optimizer):
                  compiled: bool | None = None, # compile the update (Inductor); None: a GPU's elementwise 8/4-bit states
                  maximize: bool = False, # ascend the objective instead of descending it, as torch.optim's maximize
                  cautious: bool = False, # mask steps against the gradient's sign, rescaled per tensor; elementwise only
-                 state_precision: str | None = None, # "int8"/"int4": moments in 8/4-bit blocks; None: the param's dtype
+                 state_precision: str | None = None, # "int8"/"int4": 8/4-bit blocks; "fp32"; None: the weights' dtype
                  kahan_precision: str | None = None, # "int8": Kahan compensation as int8 residual; None: weights' dtype
                  **hyperparameters, # the optimizer's own, e.g. betas and eps: each an argument of its __init__
                 ) -> None:
@@ -107,8 +106,8 @@ def validate(self: BaseOptimizer,
     if group["stochastic_rounding"] and group["kahan_sum"]:
         raise ValueError("stochastic_rounding=True and kahan_sum=True: choose one way to keep small bf16/fp16 updates")
     for name in ("kahan_sum", "foreach", "compiled"): check_option(name, group[name], allow_none=True)
-    if group["state_precision"] not in (None, "int8", "int4"):
-        raise ValueError(f"state_precision must be None, 'int8' or 'int4', got {group['state_precision']!r}")
+    if group["state_precision"] not in (None, "fp32", "int8", "int4"):
+        raise ValueError(f"state_precision must be None, 'fp32', 'int8' or 'int4', got {group['state_precision']!r}")
     if group["kahan_precision"] not in (None, "int8"):
         raise ValueError(f"kahan_precision must be None or 'int8', got {group['kahan_precision']!r}")
     if group["kahan_precision"] and (group["stochastic_rounding"] or group["kahan_sum"] is False):
@@ -142,8 +141,9 @@ def refuse_fsdp1(self: BaseOptimizer,
     needs = [why for asked, why in (
         (not self.elementwise_update, f"{type(self).__name__}'s update reads whole tensors"),
         (group["cautious"], "cautious=True rescales each tensor's step by a fraction of the whole tensor"),
-        (group["state_precision"] or group["kahan_precision"], "FSDP.optim_state_dict cannot save states in codes "
-         f"(state_precision={group['state_precision']!r}, kahan_precision={group['kahan_precision']!r})")) if asked]
+        (group["state_precision"] in ("int8", "int4") or group["kahan_precision"], "FSDP.optim_state_dict cannot save "
+         f"codes (state_precision={group['state_precision']!r}, kahan_precision={group['kahan_precision']!r})"))
+        if asked]
     if needs: raise TypeError("FSDP1 (FullyShardedDataParallel) gives each rank a flat shard that can join pieces of "
                               f"several tensors, and {'; '.join(needs)}. Shard with FSDP2 (fully_shard), or, unsharded "
                               "(NO_SHARD, or FSDP1 on one process), use DDP")
@@ -186,10 +186,10 @@ def add_param_group(self: BaseOptimizer,
     self.refuse_fsdp1(group, tensors)
     if not getattr(self, "_constructing", False): warn_if_high_decay([group])
     for name, beta in stalling_averages(self.group_buffers(group), group, tensors):  # 4-bit codes that would not move
-        warnings.warn(f"state_precision='int4' keeps {type(self).__name__}'s {name} (β = {beta:g}) in 15 levels, and a "
-                      "step moves it by 1-β of the gradient's distance, less than half a level: it stops following the "
-                      "gradients (4-bit optimizer states, Slow averages). Use state_precision='int8' for this group",
-                      UserWarning, stacklevel=outside_stacklevel())
+        warnings.warn(f"state_precision='int4' keeps {type(self).__name__}'s {name} (β = {beta:g}) in param group "
+                      f"{len(self.param_groups)} in 15 levels; a step moves it by 1-β of the gradient's distance, "
+                      "under half a level: it stops following the gradients (4-bit optimizer states, Slow averages). "
+                      "Use state_precision='int8' for that group", UserWarning, stacklevel=outside_stacklevel())
     super(BaseOptimizer, self).add_param_group(param_group)
     self.share_wide()  # the optimizer-wide entries, in the new group too
     if getattr(self, "_release", None) is not None:  # added while gradient release hooks run: hook what trains already

@@ -62,7 +62,8 @@ class Dispatch(StepGraphs, CompiledCalls, ParamIndex):
     def optimizer_accumulation(self, value: bool) -> None:
         if type(value).__name__ not in ("bool", "bool_"):  # Python's bool or numpy's, as an accumulation mask gives it
             raise TypeError(f"optimizer_accumulation must be True or False, got {value!r}")
-        if value: warn_if_l2_accumulating(self.param_groups)
+        if value and "l2_accumulating" not in self._warned and warn_if_l2_accumulating(self.param_groups):
+            self._warned.add("l2_accumulating")  # once for this optimizer, as a step's warnings
         self._optimizer_accumulation = bool(value)
 
 # %% ../nbs/05_dispatch.ipynb #cfb3aad4

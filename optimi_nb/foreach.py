@@ -94,10 +94,12 @@ def lerp_(x: Tensors, # updated in place
           weight: float | Tensor, # the fraction of the way it moves; a 0-dim tensor only in compiled code
          ) -> None:
     "In place `x += weight * (end - x)`: `Tensor.lerp_` on a tensor, `torch._foreach_lerp_` on a list"
-    if isinstance(weight, Tensor):
-        for xi, ei in _each(x, end): xi.lerp_(ei, weight)
+    mixed = isinstance(x, list) and bool(x) and x[0].dtype != end[0].dtype
+    if isinstance(weight, Tensor) or mixed:
+        # lerp_ takes one dtype: 16-bit gradients beside fp32 states (state_precision="fp32"), widened one at a time
+        for xi, ei in _each(x, end): xi.lerp_(ei.to(xi.dtype), weight)
     elif isinstance(x, list): torch._foreach_lerp_(x, end, weight)
-    else: x.lerp_(end, weight)
+    else: x.lerp_(end.to(x.dtype), weight)
 
 # %% ../nbs/00_foreach.ipynb #4e67bf31
 def sqrt_into_(out: Tensors, # overwritten with √x

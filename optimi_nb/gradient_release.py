@@ -53,6 +53,7 @@ class ReleaseState:
             (step.__wrapped__ if getattr(step, "hooked", False) else step)(opt, param=param)
             opt.zero_grad(param=param)
         except NotInParamGroups: return  # out of the param groups since hooked: it trains no more, as in torch.optim
+        opt._opt_called = True  # as a scheduler's wrapper of step() marks it: a loop may leave the stepping to hooks
         if counted: self.stepped.add(id(param))  # once stepped: a step that raised (in eval mode) does not count
 
 def start_release(optimizer: BaseOptimizer, # the optimizer the hooks step
@@ -91,9 +92,11 @@ _prepared_modules = weakref.WeakKeyDictionary()
 
 def stepping_while_alive(optimizer: BaseOptimizer) -> Callable[[Tensor], None]:
     "A parameter's hook that steps it in `optimizer` while the optimizer lives and releases, without keeping it alive"
-    optimizer = weakref.ref(optimizer)
+    optimizer, warned = weakref.ref(optimizer), []
     def step(param: Tensor) -> None:
         if (live := optimizer()) is None:  # an optimizer built in the call, or replaced without removing release
+            if warned: return  # once, not for every parameter of every backward
+            warned.append(True)
             warnings.warn("the optimizer prepared for gradient release on this model was freed, and its hooks step "
                           "nothing: keep a reference to it while it trains, and call remove_gradient_release(model) "
                           "before replacing it", UserWarning, stacklevel=outside_stacklevel())
@@ -159,14 +162,14 @@ def prepare_for_gradient_release(model: nn.Module, # the model whose parameters 
         warnings.warn(f"{dist.get_world_size()} processes: if this model is (or will be) wrapped in "
                       "DistributedDataParallel, these hooks step before DDP averages the gradients and the replicas "
                       "drift apart; use optimi_nb.distributed.prepare_ddp_for_gradient_release(ddp_model, optimizer)",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=outside_stacklevel())
     if not ignore_existing_hooks and any(p._post_accumulate_grad_hooks for p in params):
         raise ValueError("model has post-accumulate-grad hooks already; "
                          "pass ignore_existing_hooks=True to add ours anyway")
     if any(p.dtype == torch.float16 for p in params):
         warnings.warn("fp16 parameters under gradient release: fp16 training needs a GradScaler, which unscales and "
                       "checks all gradients before any step, and the gradients are gone by then; train in bf16 instead",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=outside_stacklevel())
     # handles: ours, including those of parameters hooked later (unfrozen, or added since)
     handles, step = [], stepping_while_alive(optimizer)
     def hook(param: Tensor) -> None: handles.append(param.register_post_accumulate_grad_hook(step))
@@ -184,7 +187,7 @@ def remove_gradient_release(model: nn.Module, # a model passed to `prepare_for_g
                          "an optimizer built without gradient_release, to train without release")
     if model not in _prepared_modules:
         warnings.warn(f"remove_gradient_release: this {type(model).__name__} was not prepared for gradient release; "
-                      "nothing to remove", UserWarning, stacklevel=2)
+                      "nothing to remove", UserWarning, stacklevel=outside_stacklevel())
         return
     optimizer, handles = _prepared_modules.pop(model)
     for handle in handles: handle.remove()

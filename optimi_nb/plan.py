@@ -103,11 +103,11 @@ def plan_calls(group: dict, # the param group
 
 # %% ../nbs/04b_step_plan.ipynb #0c55e275
 def compiled_by_default(device: torch.device, # where the parameters live
-                        state_precision: str | None, # the param group's: "int8", "int4" or None
+                        state_precision: str | None, # the param group's: "int8", "int4", "fp32" or None
                         elementwise: bool, # the optimizer's update is element-wise (`BaseOptimizer.elementwise_update`)
                        ) -> bool:
     "What `compiled=None` means: compiled for 8- or 4-bit states of an element-wise update on a GPU that has Triton"
-    return (state_precision is not None and elementwise and device.type == "cuda"
+    return (state_precision in ("int8", "int4") and elementwise and device.type == "cuda"
             and importlib.util.find_spec("triton") is not None)
 
 

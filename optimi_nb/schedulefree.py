@@ -245,7 +245,7 @@ class SGDScheduleFree(ScheduleFree):
         if group["decouple_wd"]:
             raise ValueError("decouple_wd=True: SGDScheduleFree decays by L2 at y, as the reference does; "
                              "decoupled decay is not supported")
-        if group["state_precision"] is not None:
+        if group["state_precision"] in ("int8", "int4"):
             raise ValueError(f"state_precision={group['state_precision']!r}: SGDScheduleFree's one state, z - y, is "
                              "kept unquantized, in fp32 beside 16-bit weights (an 8- or 4-bit error would enter x); "
                              "kahan_precision='int8' applies")

@@ -146,7 +146,7 @@ def shard_groups(x: Tensor | list[Tensor]) -> tuple:
 # %% ../nbs/04_quantized_storage.ipynb #eb8449bc
 def quantized_bits(buffer: Buffer, # a state buffer, as its optimizer declares it
                    param: Tensor, # its parameter
-                   state_precision: str | None, # the group's setting: "int8", "int4" or None
+                   state_precision: str | None, # the group's setting: "int8", "int4", "fp32" or None
                   ) -> int | None: # 8 or 4 where the state is kept in block codes, else None
     "How many bits a code of `buffer` takes; None where it stays plain (exact, of a shape of its own, or small)"
     sharded = hasattr(param, "device_mesh")  # an FSDP2 DTensor: its blocks lie within rows, so it needs rows
@@ -157,10 +157,12 @@ def quantized_bits(buffer: Buffer, # a state buffer, as its optimizer declares i
 
 def state_dtype(buffer: Buffer, # a state buffer, as its optimizer declares it
                 param: Tensor, # its parameter
+                wide: bool = False, # the group keeps every state in fp32 at least (`state_precision="fp32"`)
                ) -> torch.dtype: # fp32, fp64, or the parameter's dtype
-    "The dtype of a plain state: the parameter's; fp32 for fp16's mean of squares, own shapes and `fp32` buffers"
+    "The dtype of a plain state: the parameter's; fp32 for fp16's mean of squares, own shapes, `fp32` buffers, or asked"
     nonnegative_fp16 = buffer.kind == NONNEGATIVE and param.dtype == torch.float16  # g² needs twice g's exponent range
-    if buffer.shape is not None or buffer.fp32: return torch.promote_types(param.dtype, torch.float32)  # or fp64
+    if buffer.shape is not None or buffer.fp32 or wide:
+        return torch.promote_types(param.dtype, torch.float32)  # or fp64
     return torch.float32 if nonnegative_fp16 else param.dtype
 
 def new_state_buffer(buffer: Buffer, # the buffer, as its optimizer declares it
@@ -168,7 +170,7 @@ def new_state_buffer(buffer: Buffer, # the buffer, as its optimizer declares it
                      group: dict, # its param group: `state_precision`, and what a buffer of its own shape reads
                     ) -> dict[str, Tensor]: # the new state entries
     "A zeroed state buffer: `{name: tensor}` like `param` (or its own shape), or `{name: codes, name_scale: scales}`"
-    name, dtype = buffer.name, state_dtype(buffer, param)
+    name, dtype = buffer.name, state_dtype(buffer, param, group["state_precision"] == "fp32")
     if buffer.shape is not None:
         return {name: torch.zeros(buffer.shape(param, group), dtype=dtype, device=param.device)}
     bits = quantized_bits(buffer, param, group["state_precision"])

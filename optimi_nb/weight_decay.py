@@ -72,11 +72,13 @@ def warn_if_high_decay(groups: list[dict], # param groups: `weight_decay` λ and
                   stacklevel=outside_stacklevel())
 
 def warn_if_l2_accumulating(groups: list[dict], # param groups: `weight_decay` λ, `decouple_wd` and `decouple_lr`
-                           ) -> None:
+                           ) -> bool: # whether it warned
     "Warn if optimizer accumulation meets L2 decay in a group: the decay joins the weight-updating step's gradient only"
-    if any(group["weight_decay"] and not (group["decouple_wd"] or group["decouple_lr"]) for group in groups):
+    l2 = any(group["weight_decay"] and not (group["decouple_wd"] or group["decouple_lr"]) for group in groups)
+    if l2:
         warnings.warn("optimizer_accumulation with L2 weight decay: the decay enters only the gradient of the final, "
                       "weight-updating step; use decoupled weight decay", UserWarning, stacklevel=outside_stacklevel())
+    return l2
 
 # %% ../nbs/01_weight_decay.ipynb #9f968cb0
 def param_groups_weight_decay(model: nn.Module, # the model whose trainable parameters to split

@@ -32,7 +32,8 @@ class Dispatch(StepGraphs, CompiledCalls, ParamIndex):
                        # their last weight update, under optimizer accumulation
                        _release=lambda: None,  # gradient release's bookkeeping, while its hooks run
                        _release_prepared=lambda: False,  # hooks added for it: a copy has none
-                       _fitted=dict)  # param id -> what its state was last found to fit (`_fit_to_weights`)
+                       _fitted=dict,  # param id -> what its state was last found to fit (`_fit_to_weights`)
+                       _holding_warnings=lambda: False)  # steps in DDP's callbacks: warnings wait for backward's end
     def after_update_(self,
                       group: dict, # the param group
                       param: Tensors, # weights, just updated; under stochastic rounding their exact fp32 values
@@ -123,6 +124,7 @@ def _warn_once(self: Dispatch, key: str, message: str) -> None:
 @patch
 def _give_warnings(self: Dispatch) -> None:
     "The warnings of a step, given as it ends: from the caller's line, and after every update, should one raise"
+    if self._holding_warnings: return  # given at the end of the backward whose DDP callbacks stepped
     while self._step_warnings: warnings.warn(self._step_warnings.pop(0), stacklevel=outside_stacklevel())
 
 # %% ../nbs/05_dispatch.ipynb #5f0d2a6b

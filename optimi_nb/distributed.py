@@ -33,20 +33,29 @@ def prepare_ddp_for_gradient_release(ddp_model: nn.parallel.DistributedDataParal
         pairs = [(p, g) for p, g in zip(bucket.parameters(), bucket.gradients()) if id(p) in optimized]
         absent = {id(p) for p, _ in pairs if p.grad is None}  # unused here: another rank may have used them
         held = optimizer._release.unsynced  # in no_sync(), reduced all the same (a forward outside it armed DDP)
+        in_backward = torch._C._current_graph_task_id() != -1  # else DDP's Join, a rank out of inputs
         def step(reduced):
             if held: return bucket.buffer()  # as plain DDP: the average goes to .grad and adds up with the next
-            for param, grad in pairs:
-                if id(param) in absent: continue
-                param.grad = grad  # the averaged gradient: a view into the bucket, used as scratch by the step
-                optimizer._release.step(optimizer, param)  # and freed; warns of a loop stepping once per backwards
+            # warnings wait for after_ddp: here no loop's line is on the stack, and an error would stop DDP mid-bucket
+            optimizer._holding_warnings = in_backward
+            try:
+                for param, grad in pairs:
+                    if id(param) in absent: continue
+                    param.grad = grad  # the averaged gradient: a view into the bucket, used as scratch by the step
+                    optimizer._release.step(optimizer, param)  # and freed; warns of a loop stepping once per backwards
+            except BaseException:  # backward fails, and after_ddp never runs: later steps give their warnings
+                optimizer._holding_warnings = False
+                raise
             return bucket.buffer()
         def after_ddp():  # DDP has set .grad where some rank had a gradient and left None where none had
             for param, _ in pairs:
                 if id(param) in absent: optimizer.step(param=param)  # a no-op on a None .grad
                 param.grad = None
+            optimizer._holding_warnings = False
+            optimizer._give_warnings()  # on backward's thread: from the loop's line
         # queued by a callback, after_ddp runs after DDP's own end of backward, queued when the last bucket is ready;
         # outside backward, DDP's Join has a rank out of inputs match the others' all-reduces: it has nothing to step
-        if torch._C._current_graph_task_id() != -1 and not held:
+        if in_backward and not held:
             engine.queue_callback(lambda: engine.queue_callback(after_ddp))
         bucket.buffer().mul_(1 / group.size())  # DDP's own scaling: times 1/n, which can round unlike a division by n
         return dist.all_reduce(bucket.buffer(), group=group, async_op=True).get_future().then(step)

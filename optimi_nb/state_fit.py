@@ -21,10 +21,11 @@ def weights_dtype(saved: dict, # a parameter's saved state
                   buffers: tuple[Buffer, ...], # its buffers, as the optimizer declares them
                   weights: Tensor, # the weights it is loaded beside
                  ) -> torch.dtype: # the dtype of the weights it was saved beside
-    "The old weights' dtype, read off a plain entry kept in it (the compensation, `m`); `weights`'s if all are codes"
+    "The old weights' dtype, read off a 16-bit plain entry (the compensation, `m`); else (codes, fp32) `weights`'s"
     beside = [Buffer("kahan_comp"), *(b for b in buffers if b.kind != NONNEGATIVE and b.shape is None)]
     stored = [read_stored(saved, b.name, b.kind) for b in beside]
-    plain = [s.data.dtype for s in stored if s is not None and not compact(s) and s.data.is_floating_point()]
+    # fp32 entries (state_precision="fp32") are fp32 beside any weights
+    plain = [s.data.dtype for s in stored if s is not None and not compact(s) and s.data.dtype in LOW_PRECISION]
     return plain[0] if plain else weights.dtype
 
 def follow_weights(saved: dict, # a parameter's saved state

@@ -269,7 +269,8 @@ def convert_storage(saved: dict, # a parameter's saved state
         elif sharded(weights):  # plain, placed like FSDP2's weights
             converted[name] = placed_like(has, weights).to(wants.data.dtype); del converted[f"{name}_scale"]
         else:
-            values = decode(has, as_real(weights))  # the shape and dtype to decode into
+            # the shape to decode into, in the dtype this optimizer keeps (fp32 for state_precision="fp32")
+            values = decode(has, torch.empty_like(as_real(weights), dtype=as_real(wants.data).dtype))
             converted[name] = torch.view_as_complex(values) if param.is_complex() else values
             del converted[f"{name}_scale"]
     return converted

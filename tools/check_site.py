@@ -524,6 +524,7 @@ def main() -> int:
     with ThreadPoolExecutor(workers) as pool:  # a browser per core, each with its share of the pages
         for found in pool.map(lambda share: check_pages(share, site, args, cfg), [pages[i::workers] for i in range(workers)]):
             failures += found[0]; ids.update(found[1]); links.update(found[2]); sidebars.update(found[3])
+    failures.sort()  # by page, whichever browser checked it
     if args.shots: screenshots(site, args)
     # links and anchors, across pages
     def resolve(src: str, href: str) -> str | None:

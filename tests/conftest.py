@@ -14,6 +14,14 @@ def pytest_configure(config):
         torch.set_num_threads(max(1, cores // workers))
 
 
+LONGEST = ("22_distributed", "36_4bit_states", "23_frameworks", "35_8bit_states")  # CI's slowest, from --durations
+
+
+def pytest_collection_modifyitems(config, items):
+    "The longest notebooks first, so that under pytest-xdist none of them starts last and holds up the run"
+    items.sort(key=lambda item: next((i for i, name in enumerate(LONGEST) if f"[{name}]" in item.nodeid), len(LONGEST)))
+
+
 def pytest_unconfigure(config):
     """Forget torch.compile's cleanup hooks for code compiled from notebook namespaces: at interpreter exit those
     namespaces are already gone, and each hook would print an ignored KeyError after pytest's summary line"""

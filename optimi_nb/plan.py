@@ -16,8 +16,10 @@ from .foreach import Tensors, foreach_by_default
 from .layout import slice_numel
 from .storage import Buffer, Stored, fewest_bits, read_stored, stored_compactly
 
-# a group's settings that choose how it is updated
-PATH_SETTINGS = ("compiled", "foreach", "stochastic_rounding", "cautious")
+# a group's settings that choose how it is updated, and how its states are stored: an edit of one makes a new plan, and
+# a new plan fits the states to the storage settings (`_fit_to_weights`)
+PATH_SETTINGS = ("compiled", "foreach", "stochastic_rounding", "cautious", "state_precision", "kahan_precision",
+                 "kahan_sum")
 
 # %% ../nbs/04b_step_plan.ipynb #ae1216a4
 class Prepared(NamedTuple):

@@ -101,9 +101,10 @@ def fits(state: dict, # a parameter's state
         ) -> bool: # True if `state` has `expected`'s entries, tensors in their shapes, plain floats in their dtypes
     "Whether `state` is kept as this optimizer would keep it beside these weights"
     plain = lambda value: isinstance(value, Tensor) and value.is_floating_point()
-    def kept(have, want) -> bool:  # a tensor in its shape; a plain floating one in its dtype too
+    def kept(have, want) -> bool:  # a tensor in its shape; a plain floating one in its dtype, as codes are codes
         if not (isinstance(have, Tensor) and isinstance(want, Tensor)): return True
-        return have.shape == want.shape and (have.dtype == want.dtype or not (plain(have) and plain(want)))
+        # a bf16 compensation and an int8 residual share a shape: `kahan_precision` edited between steps
+        return have.shape == want.shape and (have.dtype == want.dtype or not (plain(have) or plain(want)))
     return set(state) == set(expected) and all(kept(state[k], v) for k, v in expected.items() if k != "step")
 
 @patch

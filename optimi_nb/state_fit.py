@@ -14,7 +14,8 @@ from .codecs import codec, decode_residual, quantized_numel
 from .foreach import as_real
 from .dispatch import Dispatch
 from .kahan import LOW_PRECISION
-from .storage import EXACT, NONNEGATIVE, Buffer, Stored, compact, convert_storage, read_stored
+from .storage import (EXACT, NONNEGATIVE, Buffer, Stored, compact, convert_storage, new_state_buffer,
+                               read_stored)
 
 # %% ../nbs/05a_state_fit.ipynb #b6f04e19
 def weights_dtype(saved: dict, # a parameter's saved state
@@ -117,15 +118,20 @@ def _fit_to_weights(self: Dispatch,
     buffers, fitted = self.group_buffers(group), False
     storage = ("state_precision", "kahan_precision", "kahan_sum", "stochastic_rounding")  # what `init_state` reads
     settings = (*(b.name for b in buffers), *(group.get(k) for k in storage))
-    for param, state in zip(params, states):
-        # weights and states as last found to fit: not checked again (a plan made anew each step, as when the
-        # parameters with a gradient change, would otherwise pay an `init_state` on `meta` per parameter each step)
+    def mark(param: Tensor, state: dict) -> tuple:  # weights and states as last found to fit: not checked again (a
+        # plan made anew each step, as when the parameters with a gradient change, would otherwise pay an
+        # `init_state` on `meta` per parameter each step)
         local = param.to_local() if hasattr(param, "to_local") else param
-        mark = (local.data_ptr(), param.dtype, param.shape, *settings,
+        return (local.data_ptr(), param.dtype, param.shape, *settings,
                 *(id(v) for v in state.values() if isinstance(v, Tensor)))
-        if self._fitted.get(id(param)) == mark: continue
+    for param, state in zip(params, states):
+        if self._fitted.get(id(param)) == mark(param, state): continue
+        # moved into this group from one without them (`param_groups[i]["params"]` edited): SGD's momentum, Muon's
+        missing = [b for b in buffers if b.name not in state]
+        for buffer in missing: state.update(new_state_buffer(buffer, param, group))
+        fitted |= bool(missing)
         expected = self.init_state(param.detach().to("meta"), group)
-        if fits(state, expected): self._fitted[id(param)] = mark; continue
+        if fits(state, expected): self._fitted[id(param)] = mark(param, state); continue
         # a state of other shape: weights replaced since (`p.data = ...`), by ones of other shape: refused, as a load
         check_fit(state, param, buffers, f"{type(self).__name__}: a parameter of shape {tuple(param.shape)}, whose "
                   "weights were replaced since its state was made")

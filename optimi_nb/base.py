@@ -264,15 +264,11 @@ def check_group(self: BaseOptimizer,
     try: same = self._checked.get(id(group)) == values  # as last checked (values, not ids: a new dict may reuse one)
     except (ValueError, RuntimeError): same = False  # an array or a tensor among them, compared element by element
     if same: return
+    before = self._checked.get(id(group), values)  # `kahan_precision` edited by hand: refused as `add_param_group` does
     self.validate(group); self.refuse_fsdp1(group, group["params"])
+    if before.get("kahan_precision") != values.get("kahan_precision"): check_kahan_weights(group, group["params"])
     # containers copied: a list edited in place later differs from the copy
     self._checked[id(group)] = {k: v.copy() if type(v) in (list, dict, set) else v for k, v in values.items()}
-
-# %% ../nbs/07_base.ipynb #f75b9c4a
-@patch(as_prop=True)
-def _step_supports_amp_scaling(self: BaseOptimizer) -> bool: # True while gradient release hooks run
-    "While gradient release hooks run, a GradScaler hands `step()` its scale, not unscaling, and `step()` refuses it"
-    return self._release is not None
 
 # %% ../nbs/07_base.ipynb #f75b9c4c
 @patch

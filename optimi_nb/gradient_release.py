@@ -195,3 +195,9 @@ def remove_gradient_release(model: nn.Module, # a model passed to `prepare_for_g
     optimizer._release = None  # step() and zero_grad() handle every parameter again
     # a window the hooks were folding (a fit stopped by an exception, or ended between steps): the next step updates
     if optimizer.optimizer_accumulation: optimizer.optimizer_accumulation = False
+
+# %% ../nbs/08_release.ipynb #f75b9c4a
+@patch(as_prop=True)
+def _step_supports_amp_scaling(self: BaseOptimizer) -> bool: # True while gradient release hooks run
+    "While gradient release hooks run, a GradScaler hands `step()` its scale, not unscaling, and `step()` refuses it"
+    return self._release is not None

@@ -14,8 +14,8 @@ from .codecs import codec, decode_residual, quantized_numel
 from .foreach import as_real
 from .dispatch import Dispatch
 from .kahan import LOW_PRECISION
-from .storage import (EXACT, NONNEGATIVE, Buffer, Stored, compact, convert_storage, new_state_buffer,
-                               read_stored)
+from .storage import EXACT, NONNEGATIVE, Buffer, Stored, compact, convert_storage, read_stored
+from .storage import new_state_buffer
 
 # %% ../nbs/05a_state_fit.ipynb #b6f04e19
 def weights_dtype(saved: dict, # a parameter's saved state
@@ -118,9 +118,9 @@ def _fit_to_weights(self: Dispatch,
     buffers, fitted = self.group_buffers(group), False
     storage = ("state_precision", "kahan_precision", "kahan_sum", "stochastic_rounding")  # what `init_state` reads
     settings = (*(b.name for b in buffers), *(group.get(k) for k in storage))
-    def mark(param: Tensor, state: dict) -> tuple:  # weights and states as last found to fit: not checked again (a
-        # plan made anew each step, as when the parameters with a gradient change, would otherwise pay an
-        # `init_state` on `meta` per parameter each step)
+    def mark(param: Tensor, state: dict) -> tuple:
+        """Weights and states as last found to fit, not checked again: a plan made anew each step, as when the
+        parameters with a gradient change, would otherwise pay an `init_state` on `meta` per parameter each step"""
         local = param.to_local() if hasattr(param, "to_local") else param
         return (local.data_ptr(), param.dtype, param.shape, *settings,
                 *(id(v) for v in state.values() if isinstance(v, Tensor)))

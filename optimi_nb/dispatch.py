@@ -60,6 +60,7 @@ class Dispatch(StepGraphs, CompiledCalls, ParamIndex):
         return self._optimizer_accumulation
 
     @optimizer_accumulation.setter
+    @torch._disable_dynamo  # run as it is inside a torch.compile'd step too: dynamo drops writes to an optimizer
     def optimizer_accumulation(self, value: bool) -> None:
         if type(value).__name__ not in ("bool", "bool_"):  # Python's bool or numpy's, as an accumulation mask gives it
             raise TypeError(f"optimizer_accumulation must be True or False, got {value!r}")

@@ -157,23 +157,23 @@ class ScheduleFree(BaseOptimizer):
         return False
 
     @optimizer_accumulation.setter
+    @torch._disable_dynamo  # refused inside a torch.compile'd step too: dynamo would drop the write
     def optimizer_accumulation(self, value: bool) -> None:
         check_option("optimizer_accumulation", value)
-        if value: raise ValueError(f"{type(self).__name__} has no gradient average to fold micro-batch gradients into: "
-                                   "each gradient moves z and y at once. Use gradient accumulation (keep the gradients "
-                                   "and step once) instead; under gradient release, which steps at each backward, "
-                                   "it cannot accumulate at all")
+        if value: raise ValueError(f"{type(self).__name__} has no gradient average to fold micro-batch gradients into "
+                                   "(each gradient moves z and y at once): use gradient accumulation, keeping the "
+                                   "gradients and stepping once; under gradient release it cannot accumulate at all")
 
 # %% ../nbs/19_schedulefree.ipynb #de1f37ad
 @patch
-@torch.no_grad()
+@torch._disable_dynamo  # run as it is inside a torch.compile'd step too: dynamo drops writes to an optimizer
 def eval(self: ScheduleFree) -> None:
     "Switch the parameters to x, the average, for evaluation and for saving the model; a no-op in eval mode"
     if self._train_mode: self._move_parameters(-1.0)
     self._train_mode = False; self.share_wide()  # the groups' copy of the mode too
 
 @patch
-@torch.no_grad()
+@torch._disable_dynamo
 def train(self: ScheduleFree) -> None:
     "Switch the parameters back to y, where gradients are taken; a no-op in train mode"
     if not self._train_mode: self._move_parameters(1.0)
@@ -181,6 +181,7 @@ def train(self: ScheduleFree) -> None:
 
 # %% ../nbs/19_schedulefree.ipynb #b744a0b7
 @patch
+@torch.no_grad()
 def _move_parameters(self: ScheduleFree, sign: float) -> None:
     "Add sign·(1-β)/β·(z - y) to every parameter that has stepped: -1 moves y to x, +1 moves x to y"
     for group in self.param_groups:

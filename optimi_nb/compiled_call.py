@@ -160,7 +160,9 @@ class CompiledCalls:
     direct_calls = True  # False (on an optimizer or a class): every compiled update goes through torch.compile
 
     def _compiled_call(self, calls: dict, device: torch.device, rule: tuple, group: dict, scalars: dict,
-                       tensor_group: dict, tensor_scalars: dict, param, grad, tensors) -> CompiledCall | None:
+                       tensor_group: dict, tensor_scalars: dict, param, grad, tensors,
+                       make: bool = True, # False: only a call already made (under a stance of `set_stance`)
+                      ) -> CompiledCall | None:
         "This update's compiled call for this step from `calls`, made at its key's first step; None: torch.compile"
         update, weight_decay_, accumulate = rule
         grads = grad if isinstance(grad, list) else [grad]
@@ -168,10 +170,10 @@ class CompiledCalls:
         key = (id(param), self._constants(device, group, first.dtype), accumulate,
                tuple([g.dtype if g.is_contiguous() else (g.dtype, g.stride()) for g in grads]))  # a bf16 `grad_dtype`
         call = calls.get(key, False)
-        if call is False:  # made once per key: None too, where the update goes through torch.compile
+        if call is False and make:  # made once per key: None too, where the update goes through torch.compile
             call = calls[key] = compiled_call(device.type, update, weight_decay_, accumulate, tensor_group,
                                               tensor_scalars, param, grad, tensors)
-        return call
+        return None if call is False else call
 
 # %% ../nbs/04e_compiled_call.ipynb #4e042d0b
 @patch
@@ -190,12 +192,12 @@ def _run_compiled(self: CompiledCalls, update, weight_decay_, accumulate, group,
         return update_core(update, weight_decay_, accumulate, group, scalars, param, shaped_like(grad, param), *tensors)
     tensor_group, tensor_scalars = self._tensor_scalars(device, group, scalars, first.dtype)
     versions = None  # through torch.compile: the tensors' versions, to see whether a failed update changed them
+    stance = torch._dynamo.eval_frame._stance  # torch.compiler.set_stance's: new code is torch.compile's to make,
+    forced = stance.stance == "force_eager" or stance.backend is not None  # and code made runs, as in its cache
     try:
         call = (self._compiled_call(calls, device, (update, weight_decay_, accumulate), group, scalars, tensor_group,
-                                    tensor_scalars, param, grad, tensors)
-                # a stance set by torch.compiler.set_stance ("force_eager", ...) is torch.compile's to honour
-                if calls is not None and self.direct_calls and self.elementwise_update
-                and torch._dynamo.eval_frame._stance.stance == "default" else None)
+                                    tensor_scalars, param, grad, tensors, make=stance.stance == "default")
+                if calls is not None and self.direct_calls and self.elementwise_update and not forced else None)
         if call is not None: residual_codes = call(tensor_group, tensor_scalars, grad)
         else:
             if any(t.dim() == 0 for t in (param if isinstance(param, list) else [param])):  # torch 2.13 drops writes
@@ -218,8 +220,15 @@ def _run_compiled(self: CompiledCalls, update, weight_decay_, accumulate, group,
                "setting)" if limit else f"torch.compile failed ({failure(error)})")
         # first: an error of the eager update too is the input's (a gradient of another dtype), and is raised as it is
         update_core(update, weight_decay_, accumulate, group, scalars, param, shaped_like(grad, param), *tensors)
-        self._compile_failed = True  # the next updates run eagerly; the warning is given as the step ends (`-W error`)
-        self._step_warnings.append(f"compiled=True: {why}; using the eager update")
+        if stance.stance == "fail_on_recompile":  # the caller's choice: an error, raised once every group has stepped
+            refused = RuntimeError("compiled=True: an update had no compiled code for its settings and layouts yet, "
+                                   "and torch.compiler.set_stance(\"fail_on_recompile\") forbids compiling it; it ran "
+                                   "eagerly, and the step is complete")
+            refused.__cause__ = error
+            if not any(isinstance(said, Exception) for said in self._step_warnings): self._step_warnings.append(refused)
+        else:
+            self._compile_failed = True  # the next updates run eagerly; the warning is given as the step ends
+            self._step_warnings.append(f"compiled=True: {why}; using the eager update")
     else:
         # deferred by the compiled code (see compiled_update_core); after the try: a failed copy never reruns the update
         copy_in_(tensors[1], residual_codes)

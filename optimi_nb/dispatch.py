@@ -126,7 +126,10 @@ def _warn_once(self: Dispatch, key: str, message: str) -> None:
 def _give_warnings(self: Dispatch) -> None:
     "The warnings of a step, given as it ends: from the caller's line, and after every update, should one raise"
     if self._holding_warnings: return  # given at the end of the backward whose DDP callbacks stepped
-    while self._step_warnings: warnings.warn(self._step_warnings.pop(0), stacklevel=outside_stacklevel())
+    while self._step_warnings:
+        said = self._step_warnings.pop(0)  # or an error the step raises once complete (`_run_compiled`)
+        if isinstance(said, Exception): raise said
+        warnings.warn(said, stacklevel=outside_stacklevel())
 
 # %% ../nbs/05_dispatch.ipynb #5f0d2a6b
 @torch._disable_dynamo  # torch.compiler.disable, applied at the first call: importing dynamo takes seconds

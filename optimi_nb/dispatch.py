@@ -117,6 +117,7 @@ def zero_grad(self: Dispatch,
     if set_to_none: param.grad = None
     elif param.grad is not None: param.grad.zero_()
 
+# %% ../nbs/05_dispatch.ipynb #e2bd70d7
 @patch
 def _warn_once(self: Dispatch, key: str, message: str) -> None:
     "A UserWarning the first time `key` comes up, and never again for this optimizer; given as the step ends"

@@ -59,8 +59,8 @@ def finite_factor(gg: Tensor, # a factor, L or R, about to be decomposed
     raise ValueError(f"SOAP: a preconditioner factor of shape {tuple(gg.shape)} is not finite: G·Gᵀ overflowed "
                      f"{gg.dtype} (gradients of about 1e19 or more) or a gradient was not finite, since the last "
                      "refresh. The state holds it now, and this step is left part done (some parameters stepped, "
-                     "others not): load the last checkpoint, and from then on keep such gradients from step() (skip the step, "
-                     "as a GradScaler does; clipping cannot make inf finite)")
+                     "others not): load the last checkpoint, and from then on keep such gradients from step() (skip "
+                     "the step, as a GradScaler does; clipping cannot make inf finite)")
 
 def eigenbasis(gg: Tensor, # a symmetric factor, L or R
               ) -> Tensor: # its eigenvectors as columns, by decreasing eigenvalue

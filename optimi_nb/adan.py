@@ -12,7 +12,7 @@ from fastcore.meta import delegates
 from .adam import debias_beta, denominator_into_
 from .arguments import check_option, refuse_fixed
 from .base import EXACT, NONNEGATIVE, SIGNED, BaseOptimizer, Buffer
-from .foreach import Tensors, add_, addcdiv_, addcmul_, copy_, lerp_, mul_, sub_
+from .foreach import Tensors, add_, addcdiv_, addcmul_, copy_, lerp_, mul_
 from .weight_decay import decay_fraction, decays, shrink_, weight_decay_
 
 # %% ../nbs/15_adan.ipynb #9b6e5081
@@ -36,9 +36,9 @@ def adan_update(param: Tensors, # weights
     "Adan: update m, v (of Δ = g - g_prev), n (of (g + β2·Δ)²), then add -γ·(m + β2·v)/(√n+ε) to `target`"
     if first_step: copy_(prev_grad, grad)
     lerp_(exp_avg, grad, 1 - beta1)                                   # m ← β̂1·m + (1-β̂1)·g
-    sub_(prev_grad, grad)                                             # prev_grad's buffer ← -Δ
-    mul_(exp_avg_diff, beta2); add_(exp_avg_diff, prev_grad, alpha=beta2 - 1)  # v ← β̂2·v + (1-β̂2)·Δ
-    mul_(prev_grad, -diff_weight); add_(prev_grad, grad)              # prev_grad's buffer ← g + β2·Δ
+    mul_(prev_grad, -1.0); add_(prev_grad, grad)                      # prev_grad's buffer ← Δ = g - g_prev
+    lerp_(exp_avg_diff, prev_grad, 1 - beta2)                         # v ← β̂2·v + (1-β̂2)·Δ, rounded once
+    mul_(prev_grad, diff_weight); add_(prev_grad, grad)               # prev_grad's buffer ← g + β2·Δ
     # n ← β̂3·n + (1-β̂3)·(g+β2·Δ)²
     mul_(exp_avg_sq, beta3); addcmul_(exp_avg_sq, prev_grad, prev_grad, value=1 - beta3)
     copy_(prev_grad, grad)                                            # keep g for the next step

@@ -91,11 +91,11 @@ def step(self: Dispatch,
                                "or check them. Train in bf16, which needs no GradScaler")
         self._release.step_leftovers(self)
     else:
-        if self.gradient_release and not self._release_prepared:
+        stepping, taken = [[p for p in g["params"] if p.grad is not None] for g in self.param_groups], set()
+        if self.gradient_release and not self._release_prepared and any(stepping):  # hooks of one's own: no gradients
             self._warn_once("unprepared", f"{type(self).__name__} was built with gradient_release=True, but "
                             "prepare_for_gradient_release was never called: this is ordinary training, with every "
                             "gradient kept")
-        stepping, taken = [[p for p in g["params"] if p.grad is not None] for g in self.param_groups], set()
         for group in (g for g, params in zip(self.param_groups, stepping) if params): self.check_group(group)
         twice = any([check_grads(params, type(self).__name__, taken) for params in stepping])  # all, before an update
         shared = copy_shared(stepping) if twice else []  # a gradient held twice: the later holders step with copies

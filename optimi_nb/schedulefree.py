@@ -15,6 +15,7 @@ from fastcore.meta import delegates
 from .adam import debias_beta
 from .arguments import check_integer, check_option, check_range, refuse_fixed
 from .base import EXACT, NONNEGATIVE, BaseOptimizer, Buffer
+from .dispatch import as_it_is_when_traced
 from .foreach import Tensors, add_, addcmul_, div_, mul_
 from .kahan import kahan_commit_compiled_
 from .plan import chunks_of
@@ -72,8 +73,7 @@ def adamw_schedulefree_update(param: Tensors, # weights: y in train mode
                               weight_decay: float | None, # λ, or None for none
                              ) -> None:
     "Schedule-Free AdamW: v̂ ← β̂2·v̂ + (1-β̂2)·g², ĝ = g/(√v̂+ε) + λ·y, then the step along ĝ"
-    mul_(exp_avg_sq, beta2)
-    addcmul_(exp_avg_sq, grad, grad, value=1 - beta2)
+    mul_(exp_avg_sq, beta2); addcmul_(exp_avg_sq, grad, grad, value=1 - beta2)  # v̂ ← β̂2·v̂ + (1-β̂2)·g²
     divide_by_root_(grad, exp_avg_sq, eps)
     if weight_decay is not None: add_(grad, param, alpha=weight_decay)
     schedulefree_step_(target, grad, z_minus_y, lr * warmup, beta1, average_weight)
@@ -198,7 +198,7 @@ def _move_parameters(self: ScheduleFree, sign: float) -> None:
 
 # %% ../nbs/19_schedulefree.ipynb #d33a1a20
 @patch
-@torch.no_grad()
+@as_it_is_when_traced  # under no_grad; traced by torch.compile: a graph break (How a step runs)
 def step(self: ScheduleFree,
          closure=None, # reevaluates the model and returns the loss
          param: Tensor | None = None, # update only this parameter (the gradient-release path)

@@ -198,7 +198,7 @@ def _move_parameters(self: ScheduleFree, sign: float) -> None:
 
 # %% ../nbs/19_schedulefree.ipynb #d33a1a20
 @patch
-@as_it_is_when_traced  # under no_grad; traced by torch.compile: a graph break (How a step runs)
+@as_it_is_when_traced
 def step(self: ScheduleFree,
          closure=None, # reevaluates the model and returns the loss
          param: Tensor | None = None, # update only this parameter (the gradient-release path)

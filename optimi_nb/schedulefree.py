@@ -166,7 +166,7 @@ class ScheduleFree(BaseOptimizer):
 
 # %% ../nbs/19_schedulefree.ipynb #de1f37ad
 @patch
-@torch._disable_dynamo  # run as it is inside a torch.compile'd step too: dynamo drops writes to an optimizer
+@torch._disable_dynamo
 def eval(self: ScheduleFree) -> None:
     "Switch the parameters to x, the average, for evaluation and for saving the model; a no-op in eval mode"
     if self._train_mode: self._move_parameters(-1.0)

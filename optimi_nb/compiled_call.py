@@ -17,7 +17,7 @@ from torch.utils._pytree import tree_flatten, tree_map_only, tree_unflatten
 from .kahan import tracing_for_inductor
 from .layout import shaped_like
 from .low_precision import gpu_capability, inductor_refuses
-from .storage import copy_in_
+from .storage import copy_in_, sharded
 from .update import compiled_form, compiled_update_core, update_core, whole_loop_splits
 from .weight_decay import outside_stacklevel
 
@@ -158,6 +158,7 @@ def more_recompiles():
 class CompiledCalls:
     "What `Dispatch` inherits to run a compiled update: a compiled call where it can, else through torch.compile"
     direct_calls = True  # False (on an optimizer or a class): every compiled update goes through torch.compile
+    compiles_sharded = True  # False: torch.compile fails on the update's FSDP2 DTensors, which run eagerly, with a warning
 
     def _compiled_call(self, calls: dict, device: torch.device, rule: tuple, group: dict, scalars: dict,
                        tensor_group: dict, tensor_scalars: dict, param, grad, tensors,
@@ -189,6 +190,10 @@ def _run_compiled(self: CompiledCalls, update, weight_decay_, accumulate, group,
                         "has no native bf16, and torch.compile does not compile bf16 code for it; the eager update "
                         "runs instead (the same math). Use fp16 weights, which get Kahan summation too, to compile "
                         "on this GPU")
+        return update_core(update, weight_decay_, accumulate, group, scalars, param, shaped_like(grad, param), *tensors)
+    if not self.compiles_sharded and sharded(param):  # as the class says: compiling it on DTensors fails midway
+        self._warn_once("sharded compile", f"compiled=True: torch.compile cannot compile {type(self).__name__}'s "
+                        "update on FSDP2's DTensors; the eager update runs instead (the same math)")
         return update_core(update, weight_decay_, accumulate, group, scalars, param, shaped_like(grad, param), *tensors)
     tensor_group, tensor_scalars = self._tensor_scalars(device, group, scalars, first.dtype)
     versions = None  # through torch.compile: the tensors' versions, to see whether a failed update changed them

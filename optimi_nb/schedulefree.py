@@ -211,12 +211,12 @@ def step(self: ScheduleFree,
     with torch.enable_grad(): loss = None if closure is None else closure()
     groups = self.param_groups if param is None else [self._group_and_position(param)[0]]
     for group in groups: self.check_group(group)  # every group, before the averaging counts the step in any
-    for group in groups:
+    unsynced = param is None and getattr(self._release, "unsynced", False)  # released, in DDP's no_sync(): no step
+    for group in [] if unsynced else groups:
         stepping = [p for p in (group["params"] if param is None else [param]) if p.grad is not None]
         if stepping: count_step_(group, max(self.state[p].get("step", 0) + 1 for p in stepping))
     super(ScheduleFree, self).step(None, param)  # patched in: super() needs the class named
-    if param is None:  # the loop's step(), after backward and its release hooks: the step is over
-        for group in self.param_groups: group["step_counted"] = False
+    for group in self.param_groups if param is None else []: group["step_counted"] = False  # the loop's step(): over
     return loss
 
 # %% ../nbs/19_schedulefree.ipynb #960a6044

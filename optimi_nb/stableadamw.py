@@ -53,6 +53,7 @@ class StableAdamW(AdamW):
     "AdamW with per-tensor update clipping by the RMS of g/√v, (fully) decoupled weight decay, and Kahan summation"
     update = staticmethod(stableadamw_update)
     elementwise_update = False  # the update clipping divides by an RMS over the whole tensor
+    compiles_sharded = False  # torch 2.13 compiles that RMS on FSDP2's DTensors no further than a foreach copy
     torch_counterpart = None  # torch.optim has no StableAdamW
 
     @staticmethod

@@ -158,7 +158,7 @@ def more_recompiles():
 class CompiledCalls:
     "What `Dispatch` inherits to run a compiled update: a compiled call where it can, else through torch.compile"
     direct_calls = True  # False (on an optimizer or a class): every compiled update goes through torch.compile
-    compiles_sharded = True  # False: torch.compile fails on the update's FSDP2 DTensors, which run eagerly, with a warning
+    compiles_sharded = True  # False: torch.compile fails on the update's FSDP2 DTensors: eager there, with a warning
 
     def _compiled_call(self, calls: dict, device: torch.device, rule: tuple, group: dict, scalars: dict,
                        tensor_group: dict, tensor_scalars: dict, param, grad, tensors,
@@ -176,6 +176,27 @@ class CompiledCalls:
                                               tensor_scalars, param, grad, tensors)
         return None if call is False else call
 
+# %% ../nbs/04e_compiled_call.ipynb #dc4e366e
+@patch
+def _compile_refused(self: CompiledCalls,
+                     param: Tensor | list[Tensor], # the weights of one update
+                    ) -> bool: # True: their update runs eagerly, a warning said why (once)
+    "Whether `param`'s update is not to be compiled: bf16 on a GPU without it, or DTensors the class's update fails on"
+    first = param[0] if isinstance(param, list) else param
+    capability = gpu_capability(first.device)
+    if inductor_refuses(first.dtype, capability):  # compiling would be skipped anyway: say so once
+        self._warn_once("bf16 compile",
+                        f"compiled=True: {first.device} (compute capability {'.'.join(map(str, capability))}) "
+                        "has no native bf16, and torch.compile does not compile bf16 code for it; the eager update "
+                        "runs instead (the same math). Use fp16 weights, which get Kahan summation too, to compile "
+                        "on this GPU")
+        return True
+    if not self.compiles_sharded and sharded(param):  # as the class says: compiling it on DTensors fails midway
+        self._warn_once("sharded compile", f"compiled=True: torch.compile cannot compile {type(self).__name__}'s "
+                        "update on FSDP2's DTensors; the eager update runs instead (the same math)")
+        return True
+    return False
+
 # %% ../nbs/04e_compiled_call.ipynb #4e042d0b
 @patch
 def _run_compiled(self: CompiledCalls, update, weight_decay_, accumulate, group, scalars, param, grad, *tensors,
@@ -183,17 +204,8 @@ def _run_compiled(self: CompiledCalls, update, weight_decay_, accumulate, group,
                  ) -> None:
     "`update_core` compiled, lr and step scalars as 0-dim tensors; eager, with one warning, if compiling fails"
     first = param[0] if isinstance(param, list) else param
-    device, capability = first.device, gpu_capability(first.device)
-    if inductor_refuses(first.dtype, capability):  # compiling would be skipped anyway: say so once
-        self._warn_once("bf16 compile",
-                        f"compiled=True: {device} (compute capability {'.'.join(map(str, capability))}) "
-                        "has no native bf16, and torch.compile does not compile bf16 code for it; the eager update "
-                        "runs instead (the same math). Use fp16 weights, which get Kahan summation too, to compile "
-                        "on this GPU")
-        return update_core(update, weight_decay_, accumulate, group, scalars, param, shaped_like(grad, param), *tensors)
-    if not self.compiles_sharded and sharded(param):  # as the class says: compiling it on DTensors fails midway
-        self._warn_once("sharded compile", f"compiled=True: torch.compile cannot compile {type(self).__name__}'s "
-                        "update on FSDP2's DTensors; the eager update runs instead (the same math)")
+    device = first.device
+    if self._compile_refused(param):  # the eager update instead, the same math
         return update_core(update, weight_decay_, accumulate, group, scalars, param, shaped_like(grad, param), *tensors)
     tensor_group, tensor_scalars = self._tensor_scalars(device, group, scalars, first.dtype)
     versions = None  # through torch.compile: the tensors' versions, to see whether a failed update changed them

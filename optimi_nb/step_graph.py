@@ -74,7 +74,7 @@ def given_as_tensor(value) -> bool:
 
 def scalar_dtype(dtype: torch.dtype) -> torch.dtype:
     "The dtype of the 0-dim tensors that give an update on weights of `dtype` its numbers: fp64's for fp64, else fp32"
-    # fp32's β̂2 = 0.999 is off by 6e-8, so 1 - β̂2 by 6e-5: fp64 weights would be updated to fp32's precision only
+    # fp32's β̂2 = 0.999 is off by 1.3e-8, so 1 - β̂2 by 1.3e-5: fp64 weights would be updated to fp32's precision only
     return torch.float64 if dtype in (torch.float64, torch.complex128) else torch.float32
 
 def held(value):

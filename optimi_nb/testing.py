@@ -10,7 +10,7 @@ __all__ = ['IN_FEATURES', 'HIDDEN', 'OUT_FEATURES', 'BATCH', 'PATHS', 'CONTEXT',
            'char_eval_loss']
 
 # %% ../nbs/09_testing.ipynb #41980b85
-import copy, io
+import copy, io, math
 from typing import Callable
 import torch
 import torch.nn.functional as F
@@ -101,7 +101,8 @@ def max_difference(a: list[Tensor], # tensors
                    b: list[Tensor], # tensors of the same shapes
                   ) -> float: # the largest difference
     "The largest absolute difference between corresponding elements of two lists of tensors, in float64"
-    return max((x.double() - y.double()).abs().max().item() for x, y in zip(a, b))
+    far = lambda x, y: (x.double() - y.double()).abs().max().item() if x.shape == y.shape else math.inf
+    return max(far(x, y) for x, y in zip(a, b, strict=True))  # a tensor missing, or of another shape: no pass
 
 # %% ../nbs/09_testing.ipynb #2f844a48
 PATHS = ("for-loop", "foreach", "single-parameter", "gradient release")  # the eager paths; "compiled" is the fifth
@@ -274,8 +275,7 @@ def char_batch(i: int, # which batch
               ) -> tuple[Tensor, Tensor]: # context windows (size, CONTEXT) and the next characters (size,)
     "Batch `i`: `size` windows of CONTEXT characters and the character after each"
     _, data = char_data()
-    split = int(0.9 * len(data))
-    source = data[:split] if train else data[split:]
+    source = data[:int(0.9 * len(data))] if train else data[int(0.9 * len(data)):]  # the first 90% trains
     starts = torch.randint(0, len(source) - CONTEXT - 1, (size,), generator=torch.Generator().manual_seed(i))
     return torch.stack([source[s:s + CONTEXT] for s in starts]), source[starts + CONTEXT]
 

@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['COMPILED', 'MOST_COMPILED', 'traced_update', 'failure', 'with_settings', 'CompiledCall', 'tensor_layout',
-           'compiled_call', 'more_recompiles', 'CompiledCalls']
+           'compiled_call', 'more_recompiles', 'CompiledCalls', 'CompileRefused']
 
 # %% ../nbs/04e_compiled_call.ipynb #6534425b
 import functools, traceback, types, warnings
@@ -177,6 +177,9 @@ class CompiledCalls:
         return None if call is False else call
 
 # %% ../nbs/04e_compiled_call.ipynb #dc4e366e
+class CompileRefused(RuntimeError):
+    "A compile `torch.compiler.set_stance(\"fail_on_recompile\")` forbade: raised once every update of the step ran"
+
 @patch
 def _compile_refused(self: CompiledCalls,
                      param: Tensor | list[Tensor], # the weights of one update
@@ -238,7 +241,7 @@ def _run_compiled(self: CompiledCalls, update, weight_decay_, accumulate, group,
         # first: an error of the eager update too is the input's (a gradient of another dtype), and is raised as it is
         update_core(update, weight_decay_, accumulate, group, scalars, param, shaped_like(grad, param), *tensors)
         if stance.stance == "fail_on_recompile":  # the caller's choice: an error, raised once every group has stepped
-            refused = RuntimeError("compiled=True: an update had no compiled code for its settings and layouts yet, "
+            refused = CompileRefused("compiled=True: an update had no compiled code for its settings and layouts yet, "
                                    "and torch.compiler.set_stance(\"fail_on_recompile\") forbids compiling it; it ran "
                                    "eagerly, and the step is complete")
             refused.__cause__ = error

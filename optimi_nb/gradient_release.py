@@ -16,6 +16,7 @@ import torch.distributed as dist
 from torch import Tensor, nn
 from .arguments import check_option
 from .base import BaseOptimizer, unwrapped
+from .compiled_call import CompileRefused
 from .plan import NotInParamGroups
 from .weight_decay import outside_stacklevel
 
@@ -28,6 +29,7 @@ class ReleaseState:
     loop_steps: bool = False # whether the loop calls `step()`: then a hook stepping a parameter twice before it warns
     unsynced: bool = False # DDP's last backward came from a forward in `no_sync()`: its gradients await a synced one
     lock: threading.RLock = field(default_factory=threading.RLock) # one hook's step at a time (DDP's callback threads)
+    refused: Exception | None = None # an error a hook's step kept for the end of the running backward
 
     def step(self,
              opt: BaseOptimizer, # the optimizer the hooks step
@@ -50,7 +52,8 @@ class ReleaseState:
         # the loop's own step()
         step = type(opt).step
         try:
-            (step.__wrapped__ if getattr(step, "hooked", False) else step)(opt, param=param)
+            try: (step.__wrapped__ if getattr(step, "hooked", False) else step)(opt, param=param)
+            except CompileRefused as error: self.raise_after_backward(error)  # the update ran: free its gradient
             opt.zero_grad(param=param)
         except NotInParamGroups: return  # out of the param groups since hooked: it trains no more, as in torch.optim
         opt._opt_called = True  # as a scheduler's wrapper of step() marks it: a loop may leave the stepping to hooks
@@ -62,6 +65,20 @@ def start_release(optimizer: BaseOptimizer, # the optimizer the hooks step
                  ) -> None:
     "Gradient release begins: hooks step `params`; the optimizer's `step()` and `zero_grad()` handle the rest"
     optimizer._release, optimizer._release_prepared = ReleaseState({id(p) for p in params}, hook_param), True
+
+# %% ../nbs/08_release.ipynb #4fec7675
+@patch
+def raise_after_backward(self: ReleaseState, error: Exception) -> None:
+    "Raise `error`, which a hook's step kept, once every hook of the running backward has stepped (outside one, now)"
+    if torch._C._current_graph_task_id() == -1: raise error
+    if self.refused is None: torch.autograd.Variable._execution_engine.queue_callback(self._raise_refused)
+    self.refused = error
+
+@patch
+def _raise_refused(self: ReleaseState) -> None:
+    "At the end of backward: raise the error a hook's step kept"
+    error, self.refused = self.refused, None
+    raise error
 
 # %% ../nbs/08_release.ipynb #1195b195
 @patch

@@ -130,7 +130,9 @@ def _lightning_schedule_free() -> type:
 
         def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
             "Switch to x after an epoch's last batch, before a checkpoint saved there: resumed, no epoch end follows it"
-            if batch_idx + 1 == trainer.num_training_batches: switch_modes(trainer.optimizers, "eval")
+            last = (batch_idx + 1 == trainer.num_training_batches
+                    or trainer.fit_loop.epoch_loop.batch_progress.is_last_batch)  # a loader without a length too
+            if last: switch_modes(trainer.optimizers, "eval")
 
         def on_train_epoch_end(self, trainer, pl_module):
             "Switch to x before the checkpoint of the epoch's end"

@@ -11,6 +11,7 @@ from torch import nn
 from torch.autograd import Variable
 from torch.utils._pytree import tree_flatten
 from .base import BaseOptimizer, unwrapped
+from .compiled_call import CompileRefused
 from .gradient_release import start_release
 
 # %% ../nbs/22_distributed.ipynb #a493b8fa
@@ -52,7 +53,9 @@ def prepare_ddp_for_gradient_release(ddp_model: nn.parallel.DistributedDataParal
                 if id(param) in absent: optimizer.step(param=param)  # a no-op on a None .grad
                 param.grad = None
             optimizer._holding_warnings = False
-            optimizer._give_warnings()  # on backward's thread: from the loop's line
+            try: optimizer._give_warnings()  # on backward's thread: from the loop's line
+            except (CompileRefused, Warning) as error:  # raised after every bucket's after_ddp, each freeing its own
+                optimizer._release.raise_after_backward(error)
         # queued by a callback, after_ddp runs after DDP's own end of backward, queued when the last bucket is ready;
         # outside backward, DDP's Join has a rank out of inputs match the others' all-reduces: it has nothing to step
         if in_backward and not held:

@@ -29,7 +29,7 @@ class ReleaseState:
     loop_steps: bool = False # whether the loop calls `step()`: then a hook stepping a parameter twice before it warns
     unsynced: bool = False # DDP's last backward came from a forward in `no_sync()`: its gradients await a synced one
     lock: threading.RLock = field(default_factory=threading.RLock) # one hook's step at a time (DDP's callback threads)
-    refused: Exception | None = None # an error a hook's step kept for the end of the running backward
+    refused: tuple | None = None # (backward's graph task, error) a hook's step kept for the end of that backward
 
     def step(self,
              opt: BaseOptimizer, # the optimizer the hooks step
@@ -53,7 +53,8 @@ class ReleaseState:
         step = type(opt).step
         try:
             try: (step.__wrapped__ if getattr(step, "hooked", False) else step)(opt, param=param)
-            except CompileRefused as error: self.raise_after_backward(error)  # the update ran: free its gradient
+            # the update ran: free its gradient, raise once backward ends (a stance's error, a warning under -W error)
+            except (CompileRefused, Warning) as error: self.raise_after_backward(error)
             opt.zero_grad(param=param)
         except NotInParamGroups: return  # out of the param groups since hooked: it trains no more, as in torch.optim
         opt._opt_called = True  # as a scheduler's wrapper of step() marks it: a loop may leave the stepping to hooks
@@ -68,16 +69,20 @@ def start_release(optimizer: BaseOptimizer, # the optimizer the hooks step
 
 # %% ../nbs/08_release.ipynb #4fec7675
 @patch
+@torch._disable_dynamo  # run as it is under compiled autograd, which would trace the hook into it
 def raise_after_backward(self: ReleaseState, error: Exception) -> None:
     "Raise `error`, which a hook's step kept, once every hook of the running backward has stepped (outside one, now)"
-    if torch._C._current_graph_task_id() == -1: raise error
-    if self.refused is None: torch.autograd.Variable._execution_engine.queue_callback(self._raise_refused)
-    self.refused = error
+    task = torch._C._current_graph_task_id()
+    if task == -1: raise error
+    # once per backward: a backward that failed before its callbacks leaves an older task's error, replaced
+    if self.refused is None or self.refused[0] != task:
+        torch.autograd.Variable._execution_engine.queue_callback(self._raise_refused)
+    self.refused = (task, error)
 
 @patch
 def _raise_refused(self: ReleaseState) -> None:
     "At the end of backward: raise the error a hook's step kept"
-    error, self.refused = self.refused, None
+    (_, error), self.refused = self.refused, None
     raise error
 
 # %% ../nbs/08_release.ipynb #1195b195
@@ -102,6 +107,9 @@ def step_leftovers(self: ReleaseState, opt: BaseOptimizer) -> None:
         opt._step_param(param)
         param.grad = None
         self.hook_later(param)
+    if self.refused is not None:  # kept for a backward's end where no callback ran (compiled autograd): raised here
+        (_, error), self.refused = self.refused, None
+        raise error
 
 # %% ../nbs/08_release.ipynb #b8c6a5ac
 # a prepared module -> (a weak reference to its optimizer, our hooks' handles): a model keeps no optimizer alive

@@ -162,6 +162,7 @@ class Muon(BaseOptimizer):
     # hyperparameters of one algorithm, which the other's groups ignore
     muon_keys, adamw_keys = ("momentum", "nesterov", "ns_coefficients", "ns_steps", "adjust_lr_fn"), ("betas",)
     torch_counterpart = "Muon"  # load_state_dict converts torch.optim.Muon's state dicts
+    compiles_sharded = False  # on FSDP2's DTensors torch.compile fails on its update: eager there, saying so
 
     @delegates(BaseOptimizer.__init__, but=["decouple_wd"])
     def __init__(self,

@@ -100,9 +100,9 @@ def train_pair(ours: Callable[[nn.Module], Callable], # model -> step function, 
 def max_difference(a: list[Tensor], # tensors
                    b: list[Tensor], # tensors of the same shapes
                   ) -> float: # the largest difference
-    "The largest absolute difference between corresponding elements of two lists of tensors, in float64"
+    "The largest difference of two lists' corresponding elements, in float64: NaN if any, inf for another shape"
     far = lambda x, y: (x.double() - y.double()).abs().max().item() if x.shape == y.shape else math.inf
-    return max(far(x, y) for x, y in zip(a, b, strict=True))  # a tensor missing, or of another shape: no pass
+    return torch.tensor([far(x, y) for x, y in zip(a, b, strict=True)], dtype=torch.float64).max().item()
 
 # %% ../nbs/09_testing.ipynb #2f844a48
 PATHS = ("for-loop", "foreach", "single-parameter", "gradient release")  # the eager paths; "compiled" is the fifth

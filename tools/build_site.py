@@ -554,3 +554,6 @@ if __name__ == "__main__":
     if anchored: print(f"{len(anchored)} methods without a show_doc of their own link to their class's API doc")
     if not args.no_readme: write_readme(cfg.nbs_path / cfg.readme_nb, cfg.config_path / "README.md", names, online)
     print(f"site built: open {site / 'index.html'}")
+    # torch.compile's cleanup hooks of code compiled from the executed notebooks' namespaces, gone at exit, would each
+    # print an ignored KeyError after the line above (as tests/conftest.py's pytest_unconfigure says)
+    if (dynamo_utils := sys.modules.get("torch._dynamo.utils")) is not None: dynamo_utils.CleanupManager.instance.clear()

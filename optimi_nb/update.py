@@ -75,7 +75,8 @@ def update_core(update: Callable, # the optimizer's update rule
 def update_core_on_copy(update, weight_decay_, accumulate, group, scalars, param, grad, *tensors,
                         defer_residual: bool = False) -> list[Tensor]:
     "`update_core` with a copy of the gradient shaped like the weights as scratch; compiled, it stays in registers"
-    copy = lambda g, p: g.to(scratch_dtype(g, p), copy=True)  # widened in the copy, if narrower than the weights
+    # widened in the copy where narrower than the weights; else a clone, as the compiled graph has always had
+    copy = lambda g, p: g.clone() if g.dtype == scratch_dtype(g, p) else g.to(scratch_dtype(g, p))
     grad = ([copy(g, p) for g, p in zip(shaped_like(grad, param), param)] if isinstance(grad, list)
             else copy(shaped_like(grad, param), param))
     return update_core(update, weight_decay_, accumulate, group, scalars, param, grad, *tensors,

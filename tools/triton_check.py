@@ -63,6 +63,20 @@ GPU_PROPERTIES = {75: dict(multi_processor_count=40, regs_per_multiprocessor=655
 STEPS = 5
 ROOT = Path(__file__).resolve().parent.parent
 
+def arguments() -> argparse.Namespace:
+    "The command line, read before triton is imported or installed: `--help` installs nothing"
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--optimizers", nargs="+", help="names from optimi_nb.__all__ (default: every optimizer)")
+    parser.add_argument("--precisions", nargs="+", help="fp32 bf16+kahan fp16+kahan bf16+SR ... (default: all)")
+    parser.add_argument("--targets", nargs="+", type=int, default=list(TARGETS), choices=list(TARGETS), help="compute capabilities (default: 75 80 90)")
+    parser.add_argument("--any-version", action="store_true", help="run on other torch/triton versions than the pinned ones")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print every error's traceback and where the kernels' sources are")
+    parser.add_argument("--whole-blocks", action="store_true", help="a first matrix of 64 × 64 (16 whole blocks) instead of 70 × 64")
+    parser.add_argument("--instructions", action="store_true", help="count each kernel's SASS instructions per element for "
+                        "the newest target, the fewest over launch settings (tools/kernel_instructions.py)")
+    return parser.parse_args()
+
+
 WORKER = "--compile-worker" in sys.argv  # the process that compiles for the GPUs (see CompileWorker)
 if not WORKER:
     os.environ["TRITON_INTERPRET"] = "1"  # read when triton.jit decorates a kernel: set before anything imports triton
@@ -71,6 +85,7 @@ if not WORKER:
         atexit.register(shutil.rmtree, os.environ["TORCHINDUCTOR_CACHE_DIR"], ignore_errors=True)
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # triton 3.9's default, stated so that it does not warn
 sys.path.insert(0, str(ROOT))
+ARGS = None if WORKER else arguments()
 from device_checks import unknown_device_checks  # tools/, beside this file
 import kernel_instructions
 
@@ -648,16 +663,7 @@ def runs_eagerly(dtype: torch.dtype, cc: int) -> bool:
 # --- the table ----------------------------------------------------------------------------------------------------------
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--optimizers", nargs="+", help="names from optimi_nb.__all__ (default: every optimizer)")
-    parser.add_argument("--precisions", nargs="+", help="fp32 bf16+kahan fp16+kahan bf16+SR ... (default: all)")
-    parser.add_argument("--targets", nargs="+", type=int, default=list(TARGETS), choices=list(TARGETS), help="compute capabilities (default: 75 80 90)")
-    parser.add_argument("--any-version", action="store_true", help="run on other torch/triton versions than the pinned ones")
-    parser.add_argument("-v", "--verbose", action="store_true", help="print every error's traceback and where the kernels' sources are")
-    parser.add_argument("--whole-blocks", action="store_true", help="a first matrix of 64 × 64 (16 whole blocks) instead of 70 × 64")
-    parser.add_argument("--instructions", action="store_true", help="count each kernel's SASS instructions per element for "
-                        "the newest target, the fewest over launch settings (tools/kernel_instructions.py)")
-    args = parser.parse_args()
+    args = ARGS
     global INPUTS
     if args.whole_blocks: INPUTS = 64
     unknown = unknown_device_checks()

@@ -22,7 +22,7 @@ import torch
 
 sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parent.parent)]
 from benchmark import interleaved_medians, make_params
-import optimi_nb.compiled_call, optimi_nb.dispatch, optimi_nb.kahan, optimi_nb.plan
+import optimi_nb.compiled_call, optimi_nb.kahan, optimi_nb.plan, optimi_nb.update_run
 from optimi_nb import AdamW
 from optimi_nb.layout import block_views, flat_views
 
@@ -80,7 +80,7 @@ def trial_patches(trial: str) -> list:
     if trial == "rounding by bits": return [(optimi_nb.kahan, "round_to", optimi_nb.kahan.round_by_bits)]
     if trial == "views inside":  # the plan keeps the tensors as stored; the compiled code views them
         keep = lambda tensors: tensors
-        return [(optimi_nb.dispatch, "block_views", keep),
+        return [(optimi_nb.update_run, "block_views", keep),
                 (optimi_nb.compiled_call, "compiled_form", views_made_inside())]
     if trial == "a call per tensor":
         return [(optimi_nb.plan, "chunks_of", lambda members, max_numel: [[m] for m in members])]

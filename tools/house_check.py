@@ -21,7 +21,7 @@ MAX_WIDTH = 120
 SHARED = {"decouple_lr", "max_lr", "kahan_sum", "foreach", "gradient_release", "stochastic_rounding",
           "compiled", "maximize", "cautious", "state_precision", "kahan_precision"}
 # the base's own files: the only ones that may import storage
-ALLOWED_STORAGE_IMPORTERS = {"base.py", "dispatch.py", "checkpoint.py", "state_fit.py", "compiled_call.py", "layout.py", "plan.py", "update.py"}
+ALLOWED_STORAGE_IMPORTERS = {"base.py", "dispatch.py", "update_run.py", "checkpoint.py", "state_fit.py", "compiled_call.py", "layout.py", "plan.py", "update.py"}
 # grad_scale (a GradScaler's attribute) and rms_lr_scale (StableAdamW's function) are not storage keys
 STORAGE_DETAIL = [r"""(?<!grad)(?<!rms_lr)_scale["'\]]""", r"""endswith\(["']_scale""", r"torch\.u?int8"]
 STORAGE_IMPORT = [r"from \.storage import", r"from \. import .*\bstorage\b", r"import optimi_nb\.storage"]

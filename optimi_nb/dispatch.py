@@ -65,7 +65,9 @@ def step(self: Dispatch,
     if closure is not None:
         with torch.enable_grad(): loss = closure()
     if param is not None:
-        if param.grad is not None: self._step_param(param)
+        # under release, after a backward in DDP's no_sync(): left for the synced backward, as step() leaves them (08)
+        if getattr(self._release, "unsynced", False): self._release.holds(self)
+        elif param.grad is not None: self._step_param(param)
     elif self._release is not None:
         # set by a GradScaler, which sees _step_supports_amp_scaling
         if any(getattr(self, a, None) is not None for a in ("grad_scale", "found_inf")):  # found_inf: unscaled first
@@ -95,8 +97,8 @@ def zero_grad(self: Dispatch,
               param: Tensor | None = None, # reset only this parameter's gradient
              ) -> None:
     "Reset every parameter's gradient, or only `param`'s"
-    if param is None:  # under release too (a gradient from before a hook), but not inside DDP's no_sync() (08)
-        return None if getattr(self._release, "unsynced", False) else super(Dispatch, self).zero_grad(set_to_none)
+    if getattr(self._release, "unsynced", False): return None  # under release, inside DDP's no_sync() (08): kept
+    if param is None: return super(Dispatch, self).zero_grad(set_to_none)  # under release too (a gradient from before)
     if id(param) not in self._param_index: self._group_and_position(param)  # refuses a foreign tensor, as step does
     if set_to_none: param.grad = None
     elif param.grad is not None: param.grad.zero_()

@@ -94,12 +94,18 @@ def hook_later(self: ReleaseState, param: Tensor) -> None:
     self.released.add(id(param))
 
 @patch
+def holds(self: ReleaseState, opt: BaseOptimizer) -> bool:
+    "Whether the gradients wait for DDP's next synchronised backward (the last was in `no_sync()`); warn once if so"
+    if self.unsynced:  # DDP's gradient accumulation: its next synchronised backward averages the sums and steps them
+        opt._warn_once("no_sync", "step() and zero_grad() leave the gradients of a backward inside DDP's no_sync(): "
+                       "they add up, and the next backward outside it averages and steps them")
+    return self.unsynced
+
+@patch
 def step_leftovers(self: ReleaseState, opt: BaseOptimizer) -> None:
     "`opt.step()` while hooks run: update each parameter holding a gradient no hook took, free it, hook it if unhooked"
     self.loop_steps, self.stepped = True, set()
-    if self.unsynced:  # DDP's gradient accumulation: its next synchronised backward averages the sums and steps them
-        return opt._warn_once("no_sync", "step() and zero_grad() leave the gradients of a backward inside DDP's "
-                              "no_sync(): they add up, and the next backward outside it averages and steps them")
+    if self.holds(opt): return
     # a hooked parameter's gradient is gone once its hook ran; one set by hand (as torch's distributed checkpoint sets
     # zeros to make the state) is stepped here
     for param in [p for group in opt.param_groups for p in group["params"]]:

@@ -211,7 +211,7 @@ def step(self: ScheduleFree,
     with torch.enable_grad(): loss = None if closure is None else closure()
     groups = self.param_groups if param is None else [self._group_and_position(param)[0]]
     for group in groups: self.check_group(group)  # every group, before the averaging counts the step in any
-    unsynced = param is None and getattr(self._release, "unsynced", False)  # released, in DDP's no_sync(): no step
+    unsynced = getattr(self._release, "unsynced", False)  # released, in DDP's no_sync(): no step, not even one param's
     for group in [] if unsynced else groups:
         stepping = [p for p in (group["params"] if param is None else [param]) if p.grad is not None]
         if stepping: count_step_(group, max(self.state[p].get("step", 0) + 1 for p in stepping))

@@ -28,7 +28,8 @@ class Dispatch(StepGraphs, CompiledCalls, ParamIndex, UpdateRun):
                        _release=lambda: None,  # gradient release's bookkeeping, while its hooks run
                        _release_prepared=lambda: False,  # hooks added for it: a copy has none
                        _fitted=dict,  # param id -> what its state was last found to fit (`_fit_to_weights`)
-                       _holding_warnings=lambda: False)  # steps in DDP's callbacks: warnings wait for backward's end
+                       _holding_warnings=lambda: False,  # steps in DDP's callbacks: warnings wait for backward's end
+                       _stepped_alone=set)  # ids `step(param=)` stepped since `step()`, in hooks of one's own
     @property
     def optimizer_accumulation(self) -> bool:
         "While True, steps fold gradients into the optimizer state without changing the weights"
@@ -67,7 +68,10 @@ def step(self: Dispatch,
     if param is not None:
         # under release, after a backward in DDP's no_sync(): left for the synced backward, as step() leaves them (08)
         if getattr(self._release, "unsynced", False): self._release.holds(self)
-        elif param.grad is not None: self._step_param(param)
+        elif param.grad is not None:
+            self._step_param(param)
+            # stepped by a hook of one's own (torch-optimi's recipe): the loop's step() leaves it, even a zeroed gradient
+            if self.gradient_release and self._release is None: self._stepped_alone.add(id(param))
     elif self._release is not None:
         # set by a GradScaler, which sees _step_supports_amp_scaling
         if any(getattr(self, a, None) is not None for a in ("grad_scale", "found_inf")):  # found_inf: unscaled first
@@ -77,7 +81,9 @@ def step(self: Dispatch,
                                "or check them. Train in bf16, which needs no GradScaler")
         self._release.step_leftovers(self)
     else:
-        stepping, taken = [[p for p in g["params"] if p.grad is not None] for g in self.param_groups], set()
+        alone, self._stepped_alone = self._stepped_alone, set()
+        stepping = [[p for p in g["params"] if p.grad is not None and id(p) not in alone] for g in self.param_groups]
+        taken = set()
         if self.gradient_release and not self._release_prepared and any(stepping):  # hooks of one's own: no gradients
             self._warn_once("unprepared", f"{type(self).__name__} was built with gradient_release=True, but "
                             "prepare_for_gradient_release was never called: this is ordinary training, with every "

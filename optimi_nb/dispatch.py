@@ -55,6 +55,8 @@ def as_it_is_when_traced(step: Callable, # an optimizer's `step(closure, param)`
         return (as_it_is if torch.compiler.is_compiling() else step)(self, closure, param)
     return traced_or_not
 
+
+# %% ../nbs/05_dispatch.ipynb #c2f4507a
 @patch
 @as_it_is_when_traced
 def step(self: Dispatch,
@@ -70,7 +72,7 @@ def step(self: Dispatch,
         if getattr(self._release, "unsynced", False): self._release.holds(self)
         elif param.grad is not None:
             self._step_param(param)
-            # stepped by a hook of one's own (torch-optimi's recipe): the loop's step() leaves it, even a zeroed gradient
+            # a hook of one's own stepped it (torch-optimi's recipe): the loop's step() leaves it, even zeroed
             if self.gradient_release and self._release is None: self._stepped_alone.add(id(param))
     elif self._release is not None:
         # set by a GradScaler, which sees _step_supports_amp_scaling

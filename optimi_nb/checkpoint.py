@@ -161,6 +161,13 @@ def _check_layout(self: Checkpoints, state_dict: dict) -> None:
     if len(ids := [i for saved in saved_groups for i in saved["params"]]) != len(set(ids)):
         raise ValueError("the state dict's param groups list a parameter id more than once: each state would load "
                          "into two parameters")
+    # named parameters (`param_names`) on both sides, the same names in another order: states would load into others
+    saved_names, names = ([n for g in gs for n in g.get("param_names", ())] for gs in (saved_groups, groups))
+    if saved_names != names and len(saved_names) == len(names) == len(ids) and sorted(saved_names) == sorted(names):
+        at = next(i for i, (theirs, ours) in enumerate(zip(saved_names, names)) if theirs != ours)
+        raise ValueError(f"the state dict holds the same named parameters in another order: {saved_names[at]!r} where "
+                         f"this {type(self).__name__} has {names[at]!r}, so each state would load into another "
+                         "parameter. Build the optimizer with the saved order of param groups and parameters")
 
 @patch
 def _own_groups(self: Checkpoints,

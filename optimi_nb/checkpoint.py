@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['REPLANNED', 'KEPT_HERE', 'SCHEDULER_MARKS', 'fresh_transients', 'Checkpoints', 'optimizer_kind', 'saved_wide',
-           'hooks_held', 'hooked']
+           'hooks_held', 'hooked', 'check_names_order']
 
 # %% ../nbs/06_checkpoint.ipynb #11525d8b
 import contextlib
@@ -161,13 +161,7 @@ def _check_layout(self: Checkpoints, state_dict: dict) -> None:
     if len(ids := [i for saved in saved_groups for i in saved["params"]]) != len(set(ids)):
         raise ValueError("the state dict's param groups list a parameter id more than once: each state would load "
                          "into two parameters")
-    # named parameters (`param_names`) on both sides, the same names in another order: states would load into others
-    saved_names, names = ([n for g in gs for n in g.get("param_names", ())] for gs in (saved_groups, groups))
-    if saved_names != names and len(saved_names) == len(names) == len(ids) and sorted(saved_names) == sorted(names):
-        at = next(i for i, (theirs, ours) in enumerate(zip(saved_names, names)) if theirs != ours)
-        raise ValueError(f"the state dict holds the same named parameters in another order: {saved_names[at]!r} where "
-                         f"this {type(self).__name__} has {names[at]!r}, so each state would load into another "
-                         "parameter. Build the optimizer with the saved order of param groups and parameters")
+    check_names_order(saved_groups, groups, type(self).__name__)
 
 @patch
 def _own_groups(self: Checkpoints,
@@ -198,6 +192,20 @@ def _own_groups(self: Checkpoints,
         try: self.validate(group)
         except (TypeError, ValueError) as e: raise type(e)(f"param group {i} of the state dict: {e}") from None
     return groups, from_torch
+
+# %% ../nbs/06_checkpoint.ipynb #db16b978
+def check_names_order(saved_groups: list[dict], # the param groups of a state dict
+                      groups: list[dict], # the loading optimizer's
+                      name: str, # its class's name, for the message
+                     ) -> None:
+    "A ValueError where both name the same parameters (`param_names`) in another order: states would load into others"
+    saved_names, names = ([n for g in gs for n in g.get("param_names", ())] for gs in (saved_groups, groups))
+    every = sum(len(g["params"]) for g in groups)
+    if saved_names != names and len(saved_names) == len(names) == every and sorted(saved_names) == sorted(names):
+        at = next(i for i, (theirs, ours) in enumerate(zip(saved_names, names)) if theirs != ours)
+        raise ValueError(f"the state dict holds the same named parameters in another order: {saved_names[at]!r} where "
+                         f"this {name} has {names[at]!r}, so each state would load into another parameter. Build "
+                         "the optimizer with the saved order of param groups and parameters")
 
 # %% ../nbs/06_checkpoint.ipynb #51783299
 @patch

@@ -7,7 +7,7 @@ __all__ = ['BLOCK_SIZE', 'TINY', 'BLOCK_SIZE_4BIT', 'as_blocks', 'from_blocks', 
            'encode_signed', 'decode_signed', 'nonnegative_roots_', 'nonnegative_codes_', 'encode_nonnegative',
            'decode_nonnegative', 'by_byte_pairs', 'pack_nibbles', 'unpack_nibbles', 'byte_pairs', 'encode_signed4',
            'decode_signed4', 'encode_nonnegative4', 'decode_nonnegative4', 'encode_residual', 'decode_residual',
-           'code_bits', 'codec', 'decode_blocks', 'encode_blocks_']
+           'code_bits', 'code_dtype', 'codec', 'decode_blocks', 'encode_blocks_']
 
 # %% ../nbs/03a_codecs.ipynb #4700dd90
 from typing import Callable
@@ -200,6 +200,11 @@ def code_bits(codes: Tensor, # block codes: 1-D, or 2-D (blocks within each row)
              ) -> int: # 8 or 4
     "How many bits a code takes, from the number of code bytes per block scale: 256 at 8 bits, 64 at 4"
     return 4 if codes.shape[-1] == scales.shape[-1] * BLOCK_SIZE_4BIT // 2 else 8
+
+def code_dtype(signed: bool, # codes of a signed state (m), or of a non-negative one (v)
+              ) -> torch.dtype: # what they are kept in, at 8 bits and at 4
+    "The integer type of block codes: int8 for a signed state's, uint8 for a non-negative one's (8 or 4 bits)"
+    return torch.int8 if signed else torch.uint8
 
 def codec(signed: bool, # a signed state (m), or a non-negative one (v)
           bits: int, # 8 or 4

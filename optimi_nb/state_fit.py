@@ -68,7 +68,6 @@ def check_codes(stored: Stored, # block codes, as `read_stored` reads them
                          f"{stored.scales.shape[-1]} block scales, neither {BLOCK_SIZE} (8-bit codes) nor "
                          f"{BLOCK_SIZE_4BIT // 2} (4-bit) to each: codes or scales cut short")
 
-
 # %% ../nbs/05a_state_fit.ipynb #3b7d2f90
 def coded_values(stored: Stored, # block codes, as `read_stored` reads them
                  param: Tensor, # the parameter they are loaded for

@@ -4,11 +4,11 @@
 
 # %% auto #0
 __all__ = ['FOREIGN_OPTIONS', 'TORCH_ONLY_OPTIONS', 'OUR_NAMES', 'check_range', 'listed', 'check_betas', 'is_bool',
-           'check_option', 'check_integer', 'plain_setting', 'refuse_fixed', 'refuse_torch_keys', 'parameters_doc',
-           'init_summary', 'own_init', 'init_keywords', 'check_keywords']
+           'check_option', 'check_integer', 'plain_setting', 'refuse_fixed', 'refuse_torch_keys', 'refuse_misspelt',
+           'parameters_doc', 'init_summary', 'own_init', 'init_keywords', 'check_keywords']
 
 # %% ../nbs/05b_arguments.ipynb #27191b52
-import functools, inspect, math, numbers
+import difflib, functools, inspect, math, numbers
 from collections.abc import Sequence
 from typing import Callable
 from fastcore.docments import docments
@@ -121,6 +121,17 @@ def refuse_torch_keys(group: dict, # a param group, its options filled in
             why = FOREIGN_OPTIONS.get(key, f"optimi_nb has no {key} option")
             raise ValueError(f"param group key {key!r}={group[key]!r} is torch.optim's, which {name} would ignore: "
                              + why)
+
+# %% ../nbs/05b_arguments.ipynb #0dd0c5b7
+def refuse_misspelt(group: dict, # a param group
+                    known: set[str], # the keys the optimizer reads or keeps in a group
+                    name: str, # the optimizer's name, for the message
+                   ) -> None:
+    "A ValueError for a key of `group` that is not in `known` but nearly spells one of its keys: a typo, never read"
+    for key in group.keys() - known:
+        near = difflib.get_close_matches(key, known, n=1, cutoff=0.85) if isinstance(key, str) else []
+        if near: raise ValueError(f"param group key {key!r} is no option of {name}, which would ignore it: did you "
+                                  f"mean {near[0]!r}?")
 
 # %% ../nbs/05b_arguments.ipynb #88c6a5ad
 def parameters_doc(f: Callable, # a function whose arguments carry docments

@@ -102,20 +102,20 @@ def refuse_fixed(optimizer: Optimizer, # the optimizer being built, before `Base
 
 
 # %% ../nbs/05b_arguments.ipynb #1ac72bb6
-# torch.optim's options that no optimi_nb optimizer has, with their defaults there: a param group copied from
-# torch.optim holds them, and at these values they change nothing
-TORCH_ONLY_OPTIONS = dict(amsgrad=False, decoupled_weight_decay=False, capturable=False, differentiable=False,
-                          fused=None)
+# torch.optim's options that no optimi_nb optimizer has, with the values that change nothing here: their defaults
+# there, as a param group copied from torch.optim holds them (and fused=False, "not fused", as it may say)
+TORCH_ONLY_OPTIONS = dict(amsgrad=(False,), decoupled_weight_decay=(False,), capturable=(False,),
+                          differentiable=(False,), fused=(None, False))
 OUR_NAMES = dict(decoupled_weight_decay="decouple_wd")  # torch.optim's name -> optimi_nb's, for the same option
 
 def refuse_torch_keys(group: dict, # a param group, its options filled in
                       name: str, # the optimizer's name, for the message
                      ) -> None:
     "A ValueError for a torch.optim option in `group` that optimi_nb would ignore: set otherwise than torch's default"
-    for key, default in TORCH_ONLY_OPTIONS.items():
+    for key, harmless in TORCH_ONLY_OPTIONS.items():
         if key not in group: continue
-        ours = group.get(OUR_NAMES.get(key), default)  # optimi_nb's own name for the option, where it has one
-        try: same = plain_setting(group[key]) in (default, ours)
+        ours = group.get(OUR_NAMES.get(key), harmless[0])  # optimi_nb's own name for the option, where it has one
+        try: same = plain_setting(group[key]) in (*harmless, ours)
         except (RuntimeError, ValueError): same = False  # a tensor or an array: not torch's default
         if not same:
             why = FOREIGN_OPTIONS.get(key, f"optimi_nb has no {key} option")

@@ -6,7 +6,7 @@
 __all__ = ['Dispatch', 'as_it_is_when_traced']
 
 # %% ../nbs/05_dispatch.ipynb #b5a5f224
-import functools, warnings
+import functools, warnings, weakref
 from typing import Callable
 from fastcore.basics import patch
 import torch
@@ -29,7 +29,7 @@ class Dispatch(StepGraphs, CompiledCalls, ParamIndex, UpdateRun):
                        _release_prepared=lambda: False,  # hooks added for it: a copy has none
                        _fitted=dict,  # param id -> what its state was last found to fit (`_fit_to_weights`)
                        _holding_warnings=lambda: False,  # steps in DDP's callbacks: warnings wait for backward's end
-                       _stepped_alone=set)  # ids `step(param=)` stepped since `step()`, in hooks of one's own
+                       _stepped_alone=dict)  # id -> (gradient, version) `step(param=)` stepped: a hook of one's own
     @property
     def optimizer_accumulation(self) -> bool:
         "While True, steps fold gradients into the optimizer state without changing the weights"
@@ -73,7 +73,7 @@ def step(self: Dispatch,
         elif param.grad is not None:
             self._step_param(param)
             # a hook of one's own stepped it (torch-optimi's recipe): the loop's step() leaves it, even zeroed
-            if self.gradient_release and self._release is None: self._stepped_alone.add(id(param))
+            if self.gradient_release and self._release is None: self._note_stepped(param)
     elif self._release is not None:
         # set by a GradScaler, which sees _step_supports_amp_scaling
         if any(getattr(self, a, None) is not None for a in ("grad_scale", "found_inf")):  # found_inf: unscaled first
@@ -83,9 +83,9 @@ def step(self: Dispatch,
                                "or check them. Train in bf16, which needs no GradScaler")
         self._release.step_leftovers(self)
     else:
-        alone, self._stepped_alone = self._stepped_alone, set()
-        stepping = [[p for p in g["params"] if p.grad is not None and id(p) not in alone] for g in self.param_groups]
-        taken = set()
+        hooked = self.hook_stepped if self._stepped_alone else lambda p: False
+        stepping = [[p for p in g["params"] if p.grad is not None and not hooked(p)] for g in self.param_groups]
+        self._stepped_alone, taken = {}, set()
         if self.gradient_release and not self._release_prepared and any(stepping):  # hooks of one's own: no gradients
             self._warn_once("unprepared", f"{type(self).__name__} was built with gradient_release=True, but "
                             "prepare_for_gradient_release was never called: this is ordinary training, with every "
@@ -110,12 +110,25 @@ def zero_grad(self: Dispatch,
     if id(param) not in self._param_index: self._group_and_position(param)  # refuses a foreign tensor, as step does
     if set_to_none: param.grad = None
     elif param.grad is not None: param.grad.zero_()
+    if id(param) in self._stepped_alone: self._note_stepped(param)  # zeroed after its step: still stepped
 
 # %% ../nbs/05_dispatch.ipynb #e2bd70d7
 @patch
 def _warn_once(self: Dispatch, key: str, message: str) -> None:
     "A UserWarning the first time `key` comes up, and never again for this optimizer; given as the step ends"
     if key not in self._warned: self._warned.add(key); self._step_warnings.append(message)
+
+@patch
+def _note_stepped(self: Dispatch, param: Tensor) -> None:
+    "Note that `step(param=)` stepped `param` with the gradient it holds (a hook of one's own), or forget it if none"
+    if param.grad is None: self._stepped_alone.pop(id(param), None)
+    else: self._stepped_alone[id(param)] = (weakref.ref(param.grad), param.grad._version)
+
+@patch
+def hook_stepped(self: Dispatch, param: Tensor) -> bool:
+    "Whether `step(param=)` stepped `param` since the last `step()`, and its gradient is the one it stepped (or zeroed)"
+    seen = self._stepped_alone.get(id(param))
+    return seen is not None and seen[0]() is param.grad and param.grad._version == seen[1]
 
 @patch
 def _give_warnings(self: Dispatch) -> None:

@@ -211,9 +211,9 @@ def step(self: ScheduleFree,
     with torch.enable_grad(): loss = None if closure is None else closure()
     groups = self.param_groups if param is None else [self._group_and_position(param)[0]]
     for group in groups: self.check_group(group)  # every group, before the averaging counts the step in any
-    unsynced = getattr(self._release, "unsynced", False)  # released, in DDP's no_sync(): no step, not even one param's
-    for group in [] if unsynced else groups:
-        stepping = [p for p in (group["params"] if param is None else [param]) if p.grad is not None]
+    stepped = (lambda p: False) if param is not None else self.hook_stepped  # a hook of one's own stepped it
+    for group in [] if getattr(self._release, "unsynced", False) else groups:  # in DDP's no_sync(), released: none
+        stepping = [p for p in (group["params"] if param is None else [param]) if p.grad is not None and not stepped(p)]
         if stepping: count_step_(group, max(self.state[p].get("step", 0) + 1 for p in stepping))
     super(ScheduleFree, self).step(None, param)  # patched in: super() needs the class named
     for group in self.param_groups if param is None else []: group["step_counted"] = False  # the loop's step(): over

@@ -48,7 +48,9 @@ def follow_weights(saved: dict, # a parameter's saved state
         state["kahan_comp"] = decode_residual(comp.data.to(weights.device), weights.to(old))  # encoded again later
     for name, new in expected.items():
         value = state.get(name)
-        if name != "step" and isinstance(value, Tensor) and plain_values(value) and plain_values(new):
+        # complex to complex and real to real: a complex state beside real weights is another model's, refused later
+        if (name != "step" and isinstance(value, Tensor) and plain_values(value) and plain_values(new)
+                and value.is_complex() == new.is_complex()):
             state[name] = value.to(new.dtype)  # no copy where the dtype is the same; complex128 -> complex64 too
     return state
 

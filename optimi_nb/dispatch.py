@@ -83,9 +83,10 @@ def step(self: Dispatch,
                                "or check them. Train in bf16, which needs no GradScaler")
         self._release.step_leftovers(self)
     else:
-        hooked = self.hook_stepped if self._stepped_alone else lambda p: False
-        stepping = [[p for p in g["params"] if p.grad is not None and not hooked(p)] for g in self.param_groups]
-        self._stepped_alone, taken = {}, set()
+        alone, taken = self._stepped_alone, set()  # empty but where hooks of one's own stepped
+        stepping = [[p for p in g["params"] if p.grad is not None and not (alone and self.hook_stepped(p))]
+                    for g in self.param_groups]
+        if alone: self._stepped_alone = {}
         if self.gradient_release and not self._release_prepared and any(stepping):  # hooks of one's own: no gradients
             self._warn_once("unprepared", f"{type(self).__name__} was built with gradient_release=True, but "
                             "prepare_for_gradient_release was never called: this is ordinary training, with every "

@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['FOREIGN_OPTIONS', 'TORCH_ONLY_OPTIONS', 'OUR_NAMES', 'check_range', 'listed', 'check_betas', 'is_bool',
-           'check_option', 'check_integer', 'plain_setting', 'refuse_fixed', 'refuse_torch_keys', 'refuse_misspelt',
+           'check_option', 'check_integer', 'plain_setting', 'refuse_fixed', 'ignored_keys', 'refuse_ignored_keys',
            'parameters_doc', 'init_summary', 'own_init', 'init_keywords', 'check_keywords']
 
 # %% ../nbs/05b_arguments.ipynb #27191b52
@@ -108,30 +108,33 @@ TORCH_ONLY_OPTIONS = dict(amsgrad=(False,), decoupled_weight_decay=(False,), cap
                           differentiable=(False,), fused=(None, False))
 OUR_NAMES = dict(decoupled_weight_decay="decouple_wd")  # torch.optim's name -> optimi_nb's, for the same option
 
-def refuse_torch_keys(group: dict, # a param group, its options filled in
-                      name: str, # the optimizer's name, for the message
-                     ) -> None:
-    "A ValueError for a torch.optim option in `group` that optimi_nb would ignore: set otherwise than torch's default"
+def ignored_keys(group: dict, # a param group, its options filled in
+                 known: set[str], # the keys the optimizer reads or keeps in a group
+                 name: str, # the optimizer's name, for the messages
+                ) -> dict[str, str]: # each such key, with a message saying why it would be ignored
+    "Keys of `group` that look like options but would be ignored: torch.optim's set otherwise, `known`'s misspelt"
+    said = {}
     for key, harmless in TORCH_ONLY_OPTIONS.items():
         if key not in group: continue
         ours = group.get(OUR_NAMES.get(key), harmless[0])  # optimi_nb's own name for the option, where it has one
         try: same = plain_setting(group[key]) in (*harmless, ours)
         except (RuntimeError, ValueError): same = False  # a tensor or an array: not torch's default
+        why = FOREIGN_OPTIONS.get(key, f"optimi_nb has no {key} option")
         if not same:
-            why = FOREIGN_OPTIONS.get(key, f"optimi_nb has no {key} option")
-            raise ValueError(f"param group key {key!r}={group[key]!r} is torch.optim's, which {name} would ignore: "
-                             + why)
-
-# %% ../nbs/05b_arguments.ipynb #0dd0c5b7
-def refuse_misspelt(group: dict, # a param group
-                    known: set[str], # the keys the optimizer reads or keeps in a group
-                    name: str, # the optimizer's name, for the message
-                   ) -> None:
-    "A ValueError for a key of `group` that is not in `known` but nearly spells one of its keys: a typo, never read"
-    for key in group.keys() - known:
+            said[key] = f"param group key {key!r}={group[key]!r} is torch.optim's, which {name} would ignore: {why}"
+    for key in group.keys() - known - said.keys():  # within a letter or two of an option: a typo, never read
         near = difflib.get_close_matches(key, known, n=1, cutoff=0.85) if isinstance(key, str) else []
-        if near: raise ValueError(f"param group key {key!r} is no option of {name}, which would ignore it: did you "
-                                  f"mean {near[0]!r}?")
+        if near:
+            said[key] = (f"param group key {key!r} is no option of {name}, which would ignore it: did you mean "
+                         f"{near[0]!r}?")
+    return said
+
+def refuse_ignored_keys(group: dict, # a param group, its options filled in
+                        known: set[str], # the keys the optimizer reads or keeps in a group
+                        name: str, # the optimizer's name, for the message
+                       ) -> None:
+    "A ValueError for the first key of `group` that looks like an option but would be ignored (`ignored_keys`)"
+    if said := ignored_keys(group, known, name): raise ValueError(next(iter(said.values())))
 
 # %% ../nbs/05b_arguments.ipynb #88c6a5ad
 def parameters_doc(f: Callable, # a function whose arguments carry docments

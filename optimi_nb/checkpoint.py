@@ -7,16 +7,17 @@ __all__ = ['REPLANNED', 'KEPT_HERE', 'SCHEDULER_MARKS', 'fresh_transients', 'Che
            'hooks_held', 'hooked', 'check_names_order']
 
 # %% ../nbs/06_checkpoint.ipynb #11525d8b
-import contextlib
+import contextlib, warnings
 from collections import OrderedDict
 from typing import Iterator
 from fastcore.basics import patch
 import torch
 from torch import Tensor
-from .arguments import check_integer
+from .arguments import check_integer, ignored_keys
 from .state_fit import check_fit, follow_weights, saved_step
 from .storage import convert_storage, new_state_buffer
 from .torch_state_dicts import TorchStateDicts
+from .weight_decay import outside_stacklevel
 
 def fresh_transients(cls: type, # an optimizer's class
                     ) -> dict: # attribute names and their fresh values
@@ -84,6 +85,12 @@ def state_dict(self: Checkpoints) -> dict: # torch.optim's keys, and those of `o
     groups = zip(saved["param_groups"], self.folded_positions())
     saved = saved | wide | {"param_groups": [group | wide | {"folded": folded} for group, folded in groups]}
     return hooked(post_hooks, self, saved)  # last, as torch.optim runs them: the whole dict
+
+# %% ../nbs/06_checkpoint.ipynb #85c4f9a2
+@patch
+def group_key_names(self: Checkpoints) -> set[str]: # the keys a param group of this optimizer holds for it
+    "Its options, its own group entries (`unread_keys`: Schedule-Free's totals...), the parameters and their names"
+    return {"params", "param_names", *self.defaults, *self.unread_keys}
 
 # %% ../nbs/06_checkpoint.ipynb #f95f8daf
 @patch
@@ -189,6 +196,9 @@ def _own_groups(self: Checkpoints,
     kept = lambda group: {key: group[key] for key in KEPT_HERE}
     groups = [own(group) | saved | kept(group) for saved, group in zip(saved_groups, self.param_groups)]
     for i, group in enumerate(groups):  # checked as a group added is: a bad value fails here, not some steps on
+        for key, said in ignored_keys(group, self.group_key_names(), name).items():  # saved before it was refused
+            warnings.warn(f"param group {i} of the state dict: {said}; dropped", stacklevel=outside_stacklevel())
+            del group[key]
         try: self.validate(group)
         except (TypeError, ValueError) as e: raise type(e)(f"param group {i} of the state dict: {e}") from None
     return groups, from_torch

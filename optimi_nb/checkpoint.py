@@ -13,7 +13,7 @@ from typing import Iterator
 from fastcore.basics import patch
 import torch
 from torch import Tensor
-from .arguments import check_integer, ignored_keys
+from .arguments import check_integer, check_option, ignored_keys, is_bool
 from .state_fit import check_fit, follow_weights, saved_step
 from .storage import convert_storage, new_state_buffer
 from .torch_state_dicts import TorchStateDicts
@@ -127,6 +127,7 @@ def load_state_dict(self: Checkpoints,
     self._check_layout(state_dict)
     wide = saved_wide(state_dict, self.optimizer_wide())
     if "rounding_seed" in wide: check_integer("rounding_seed", wide["rounding_seed"], 0, 2**32 - 1)
+    for key in (k for k, v in self.optimizer_wide().items() if is_bool(v) and k in wide): check_option(key, wide[key])
     folded = [group.get("folded", ()) for group in state_dict["param_groups"]]  # none in torch.optim's or older ones
     groups, from_torch = self._own_groups(state_dict, wide)
     state_dict = {**state_dict, "state": self._own_state(state_dict, groups, from_torch), "param_groups": groups}

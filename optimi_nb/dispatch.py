@@ -127,7 +127,7 @@ def _note_stepped(self: Dispatch, param: Tensor) -> None:
 
 @patch
 def hook_stepped(self: Dispatch, param: Tensor) -> bool:
-    "Whether `step(param=)` stepped `param` since the last `step()`, and its gradient is the one it stepped (or zeroed)"
+    "Whether `step(param=)` stepped `param`'s gradient as it is now, since `step()`: unprepared `gradient_release=True`"
     seen = self._stepped_alone.get(id(param))
     return seen is not None and seen[0]() is param.grad and param.grad._version == seen[1]
 

@@ -127,9 +127,11 @@ def _note_stepped(self: Dispatch, param: Tensor) -> None:
 
 @patch
 def hook_stepped(self: Dispatch, param: Tensor) -> bool:
-    "Whether `step(param=)` stepped `param`'s gradient as it is now, since `step()`: unprepared `gradient_release=True`"
+    "Whether `step(param=)` stepped the gradient `param` holds (zeroed since, or not) since `step()`: unprepared release"
     seen = self._stepped_alone.get(id(param))
-    return seen is not None and seen[0]() is param.grad and param.grad._version == seen[1]
+    if seen is None or seen[0]() is not param.grad: return False  # never stepped so, or a new gradient since
+    # written since: a backward added to it, or zeros only scaled (clip_grad_norm_ in the loop), left as they are
+    return param.grad._version == seen[1] or not param.grad.any()
 
 @patch
 def _give_warnings(self: Dispatch) -> None:

@@ -127,7 +127,7 @@ def _note_stepped(self: Dispatch, param: Tensor) -> None:
 
 @patch
 def hook_stepped(self: Dispatch, param: Tensor) -> bool:
-    "Whether `step(param=)` stepped the gradient `param` holds (zeroed since, or not) since `step()`: unprepared release"
+    "Whether `step(param=)` stepped the gradient `param` holds (or zeroed it) since `step()`: unprepared release"
     seen = self._stepped_alone.get(id(param))
     if seen is None or seen[0]() is not param.grad: return False  # never stepped so, or a new gradient since
     # written since: a backward added to it, or zeros only scaled (clip_grad_norm_ in the loop), left as they are

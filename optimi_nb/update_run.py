@@ -19,7 +19,7 @@ from .update import update_core
 
 # %% ../nbs/04f_update_run.ipynb #d24c0122
 class UpdateRun:
-    "What `Dispatch` inherits to run one call of a step plan: the update prepared, run, rounded, and the hook after it"
+    "What `Dispatch` inherits to run one call of a step plan: the update prepared and run, the hook after it, rounding"
     def after_update_(self,
                       group: dict, # the param group
                       param: Tensors, # weights, just updated; under stochastic rounding their exact fp32 values

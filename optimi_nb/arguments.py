@@ -116,14 +116,16 @@ def ignored_keys(group: dict, # a param group, its options filled in
     said = {}
     for key, harmless in TORCH_ONLY_OPTIONS.items():
         if key not in group: continue
-        ours = group.get(OUR_NAMES.get(key), harmless[0])  # optimi_nb's own name for the option, where it has one
-        try: same = plain_setting(group[key]) in (*harmless, ours)
+        if key in OUR_NAMES:  # optimi_nb's own name for the option: the same value, or no decay for it to decide
+            harmless = (group.get(OUR_NAMES[key]),) if group.get("weight_decay") else (group[key],)
+        try: same = plain_setting(group[key]) in harmless
         except (RuntimeError, ValueError): same = False  # a tensor or an array: not torch's default
         why = FOREIGN_OPTIONS.get(key, f"optimi_nb has no {key} option")
         if not same:
             said[key] = f"param group key {key!r}={group[key]!r} is torch.optim's, which {name} would ignore: {why}"
     for key in group.keys() - known - said.keys():  # within a letter or two of an option: a typo, never read
-        near = difflib.get_close_matches(key, known, n=1, cutoff=0.85) if isinstance(key, str) else []
+        near = difflib.get_close_matches(key, known, n=3, cutoff=0.85) if isinstance(key, str) else []
+        near = [option for option in near if abs(len(option) - len(key)) <= 2]  # no_weight_decay: a flag of one's own
         if near:
             said[key] = (f"param group key {key!r} is no option of {name}, which would ignore it: did you mean "
                          f"{near[0]!r}?")

@@ -75,15 +75,10 @@ def step(self: Dispatch,
             # a hook of one's own stepped it (torch-optimi's recipe): the loop's step() leaves it, even zeroed
             if self.gradient_release and self._release is None: self._note_stepped(param)
     elif self._release is not None:
-        # set by a GradScaler, which sees _step_supports_amp_scaling
-        if any(getattr(self, a, None) is not None for a in ("grad_scale", "found_inf")):  # found_inf: unscaled first
-            for name in ("grad_scale", "found_inf"): vars(self).pop(name, None)  # the scaler deletes them only after
-            raise RuntimeError("a GradScaler cannot work with gradient release: the hooks already stepped each "
-                               "parameter with its scaled gradient during backward, before the scaler could unscale "
-                               "or check them. Train in bf16, which needs no GradScaler")
-        self._release.step_leftovers(self)
+        self._refuse_scaler(); self._release.step_leftovers(self)
     else:
         alone, taken = self._stepped_alone, set()  # empty but where hooks of one's own stepped
+        if alone: self._refuse_scaler()  # they stepped scaled gradients too
         stepping = [[p for p in g["params"] if p.grad is not None and not (alone and self.hook_stepped(p))]
                     for g in self.param_groups]
         if alone: self._stepped_alone = {}
@@ -132,6 +127,16 @@ def hook_stepped(self: Dispatch, param: Tensor) -> bool:
     if seen is None or seen[0]() is not param.grad: return False  # never stepped so, or a new gradient since
     # written since: a backward added to it, or zeros only scaled (clip_grad_norm_ in the loop), left as they are
     return param.grad._version == seen[1] or not param.grad.any()
+
+@patch
+def _refuse_scaler(self: Dispatch) -> None:
+    "A RuntimeError if a GradScaler steps: release hooks stepped each parameter with its scaled gradient already"
+    # set by a GradScaler, which sees _step_supports_amp_scaling; found_inf alone: unscaled first
+    if any(getattr(self, a, None) is not None for a in ("grad_scale", "found_inf")):
+        for name in ("grad_scale", "found_inf"): vars(self).pop(name, None)  # the scaler deletes them only after
+        raise RuntimeError("a GradScaler cannot work with gradient release: the hooks already stepped each "
+                           "parameter with its scaled gradient during backward, before the scaler could unscale "
+                           "or check them. Train in bf16, which needs no GradScaler")
 
 @patch
 def _give_warnings(self: Dispatch) -> None:

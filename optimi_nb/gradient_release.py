@@ -229,6 +229,6 @@ def remove_gradient_release(model: nn.Module, # a model passed to `prepare_for_g
 
 # %% ../nbs/08_release.ipynb #f75b9c4a
 @patch(as_prop=True)
-def _step_supports_amp_scaling(self: BaseOptimizer) -> bool: # True while gradient release hooks run
+def _step_supports_amp_scaling(self: BaseOptimizer) -> bool: # True while release hooks run, or hooks of one's own
     "While gradient release hooks run, a GradScaler hands `step()` its scale, not unscaling, and `step()` refuses it"
-    return self._release is not None
+    return self._release is not None or bool(self._stepped_alone)  # hooks of one's own stepped since `step()` too

@@ -212,6 +212,12 @@ class Muon(BaseOptimizer):
         if (fn := group["adjust_lr_fn"]) not in (None, "original", "match_rms_adamw"):
             raise ValueError(f"adjust_lr_fn must be None, 'original' or 'match_rms_adamw', got {fn!r}")
 
+# %% ../nbs/18_muon.ipynb #f76c6c33
+@patch
+def group_key_names(self: Muon) -> set[str]: # the base's, and the betas the AdamW groups read
+    "The keys a param group of Muon holds for it: its options, and AdamW's betas (`use_muon=False`)"
+    return BaseOptimizer.group_key_names(self) | set(self.adamw_keys)
+
 # %% ../nbs/18_muon.ipynb #319e9d95
 @patch
 def _warn_ignored(self: Muon, group: dict) -> None:

@@ -123,7 +123,7 @@ def ignored_keys(group: dict, # a param group, its options filled in
         why = FOREIGN_OPTIONS.get(key, f"optimi_nb has no {key} option")
         if not same:
             said[key] = f"param group key {key!r}={group[key]!r} is torch.optim's, which {name} would ignore: {why}"
-    for key in group.keys() - known - said.keys():  # within a letter or two of an option: a typo, never read
+    for key in [k for k in group if k not in known and k not in said]:  # near an option: a typo, never read
         near = difflib.get_close_matches(key, known, n=3, cutoff=0.85) if isinstance(key, str) else []
         near = [option for option in near if abs(len(option) - len(key)) <= 2]  # no_weight_decay: a flag of one's own
         if near:

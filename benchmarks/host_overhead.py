@@ -10,7 +10,11 @@ launches. Rows, all in one process, interleaved in a rotating order, medians ove
 - one gradient release hook per tensor: PyTorch's recipe (a fused AdamW per parameter, stepped and zeroed in the hook)
   against optimi_nb's hook (compiled, fp32, bf16 + Kahan, and int8 + residual), per hook.
 
-    python3 benchmarks/host_overhead.py [--device cuda] [--rounds 200] [--threads 1] [--record]
+    python3 benchmarks/host_overhead.py [--device cuda] [--rounds 200] [--threads 1] [--processes 3] [--record]
+
+Rows that share one process can read up to 0.1 of torch fused's time apart from the same row timed alone (code layout,
+caches, the allocator's state move with what else the process has run); `--processes N` times each row alone in a
+process of its own, N times in a rotating order, and gives the median over processes.
 
 On a CPU a compiled kernel runs while the host waits, and 8-bit states pad each shrunk tensor to whole blocks of 256, so
 the kernels do not cost nothing there: each step row also gives the time spent inside Inductor's C++ kernels (timed by
@@ -19,7 +23,7 @@ wrapping them, about 0.3 µs a call), and the rest is the host's own work.
 `--record` stores the figures in nbs/measured.json, section `host_overhead` (`host_overhead_cuda` on a GPU). On a GPU each
 figure is the host's time until the call returns (no synchronisation), which is what the GPU waits for once kernels are fast.
 """
-import argparse, json, math, statistics, time, warnings
+import argparse, json, math, statistics, subprocess, time, warnings
 from pathlib import Path
 import sys
 import torch
@@ -139,23 +143,57 @@ def medians(runners: dict, rounds: int) -> tuple[dict, dict]:
             {name: statistics.median(t) for name, t in kernels.items()})
 
 
+def in_this_process(device: str, rounds: int, only: str | None = None) -> tuple[dict, dict, dict]:
+    """Median seconds of each step row, of its compiled kernels, and of each hook row, all timed in this process
+    (`only`: that row alone)"""
+    steps, hooks = rows(device)
+    if only is not None: steps, hooks = ({k: v for k, v in d.items() if k == only} for d in (steps, hooks))
+    step_s, kernel_s = medians(steps, rounds) if steps else ({}, {})
+    return step_s, kernel_s, medians(hooks, rounds)[0] if hooks else {}
+
+
+def in_processes(args) -> tuple[dict, dict, dict]:
+    """As `in_this_process`, each row timed alone in a process of its own, `args.processes` times in a rotating order:
+    the median over processes. Rows that share a process can read 0.1 of torch fused's time apart from their
+    alone timing (code layout, caches, the allocator's state); a row alone is read to a few hundredths"""
+    step_names, hook_names = (list(d) for d in rows(args.device))  # made, not run: no compiling here
+    names = step_names + hook_names
+    found = {name: [] for name in names}
+    for i in range(args.processes):
+        for name in names[i % len(names):] + names[:i % len(names)]:
+            command = [sys.executable, __file__, "--only", name, "--rounds", str(args.rounds), "--threads",
+                       str(args.threads), "--device", args.device]
+            found[name].append(json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout))
+    median = lambda name, key: statistics.median(f[key] for f in found[name])
+    return ({n: median(n, "seconds") for n in step_names}, {n: median(n, "kernel_seconds") for n in step_names},
+            {n: median(n, "seconds") for n in hook_names})
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--processes", type=int, default=0,
+                        help="time each row alone in a process of its own, this many times (0: every row in this one)")
+    parser.add_argument("--only", help=argparse.SUPPRESS)  # one row, its medians printed as JSON (--processes' worker)
     parser.add_argument("--record", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     # the 8-bit rows quantize the shrunk tensors whose full-size tensors are quantized, and only those
     optimi_nb.storage.MIN_QUANTIZED_NUMEL = quantized_as_full_size()
     warnings.filterwarnings("ignore", message=".*gradient release.*")
-    steps, hooks = rows(args.device)
-    step_s, step_kernel_s = medians(steps, args.rounds)
+    if args.only is not None:
+        step_s, kernel_s, hook_s = in_this_process(args.device, args.rounds, args.only)
+        seconds = {**step_s, **hook_s}[args.only]
+        return print(json.dumps(dict(seconds=seconds, kernel_seconds=kernel_s.get(args.only, 0.0))))
+    step_s, step_kernel_s, hook_s = in_processes(args) if args.processes else in_this_process(args.device, args.rounds)
     step_ms, kernel_ms = {k: v * 1e3 for k, v in step_s.items()}, {k: v * 1e3 for k, v in step_kernel_s.items()}
-    hook_us = {k: v * 1e6 / len(gpt2_small()) for k, v in medians(hooks, args.rounds)[0].items()}
+    hook_us = {k: v * 1e6 / len(gpt2_small()) for k, v in hook_s.items()}
     base = {"fp32": step_ms["torch fused, fp32"], "bf16": step_ms["torch fused, bf16 (no Kahan)"]}
-    print(f"host time per step, {len(gpt2_small())} tensors, {args.device}, {args.threads} thread(s), {args.rounds} rounds")
+    where = f"{args.processes} processes a row" if args.processes else "one process"
+    print(f"host time per step, {len(gpt2_small())} tensors, {args.device}, {args.threads} thread(s), "
+          f"{args.rounds} rounds, {where}")
     for name, ms in step_ms.items():
         ref = base["fp32"] if "fp32" in name else base["bf16"]
         kernels = f", {kernel_ms[name]:.3f} ms of it in compiled kernels" if kernel_ms[name] else ""
@@ -168,7 +206,8 @@ def main():
         measured = json.loads(path.read_text())
         key = "host_overhead" if args.device == "cpu" else "host_overhead_cuda"
         measured[key] = dict(command=f"python3 benchmarks/host_overhead.py --rounds {args.rounds} --threads {args.threads}"
-                             + (f" --device {args.device}" if args.device != "cpu" else ""),
+                             + (f" --device {args.device}" if args.device != "cpu" else "")
+                             + (f" --processes {args.processes}" if args.processes else ""),
                              torch=torch.__version__, threads=args.threads, step_ms=step_ms, hook_us=hook_us,
                              **({"step_kernel_ms": kernel_ms} if args.device == "cpu" else {}))
         path.write_text(json.dumps(measured, indent=1, ensure_ascii=False) + "\n")

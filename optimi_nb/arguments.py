@@ -111,6 +111,7 @@ OUR_NAMES = dict(decoupled_weight_decay="decouple_wd")  # torch.optim's name -> 
 def ignored_keys(group: dict, # a param group, its options filled in
                  known: set[str], # the keys the optimizer reads or keeps in a group
                  name: str, # the optimizer's name, for the messages
+                 whole: set[str] = frozenset(), # its constructor's keywords: those not in `known` are its own, once
                 ) -> dict[str, str]: # each such key, with a message saying why it would be ignored
     "Keys of `group` that look like options but would be ignored: torch.optim's set otherwise, `known`'s misspelt"
     said = {}
@@ -123,6 +124,9 @@ def ignored_keys(group: dict, # a param group, its options filled in
         why = FOREIGN_OPTIONS.get(key, f"optimi_nb has no {key} option")
         if not same:
             said[key] = f"param group key {key!r}={group[key]!r} is torch.optim's, which {name} would ignore: {why}"
+    for key in [k for k in group if k in whole and k not in known]:  # gradient_release, Muon's adamw_betas...
+        said[key] = (f"param group key {key!r} is a setting of {name} as a whole, which a param group's would ignore: "
+                     f"pass it to {name}(...)")
     for key in [k for k in group if k not in known and k not in said]:  # near an option: a typo, never read
         near = difflib.get_close_matches(key, known, n=3, cutoff=0.85) if isinstance(key, str) else []
         near = [option for option in near if abs(len(option) - len(key)) <= 2]  # no_weight_decay: a flag of one's own
@@ -134,9 +138,10 @@ def ignored_keys(group: dict, # a param group, its options filled in
 def refuse_ignored_keys(group: dict, # a param group, its options filled in
                         known: set[str], # the keys the optimizer reads or keeps in a group
                         name: str, # the optimizer's name, for the message
+                        whole: set[str] = frozenset(), # its constructor's keywords
                        ) -> None:
     "A ValueError for the first key of `group` that looks like an option but would be ignored (`ignored_keys`)"
-    if said := ignored_keys(group, known, name): raise ValueError(next(iter(said.values())))
+    if said := ignored_keys(group, known, name, whole): raise ValueError(next(iter(said.values())))
 
 # %% ../nbs/05b_arguments.ipynb #88c6a5ad
 def parameters_doc(f: Callable, # a function whose arguments carry docments

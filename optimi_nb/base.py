@@ -12,7 +12,8 @@ from fastcore.basics import patch
 from torch import Tensor
 from torch.optim import Optimizer
 from .arguments import check_betas, check_integer, check_option, check_range, plain_setting
-from .arguments import check_keywords, init_summary, own_init, parameters_doc, refuse_ignored_keys
+from .arguments import check_keywords, init_keywords, init_summary, own_init, parameters_doc
+from .arguments import refuse_ignored_keys
 from .checkpoint import Checkpoints, fresh_transients
 from .dispatch import Dispatch
 from .foreach import Tensors
@@ -94,7 +95,7 @@ def validate(self: BaseOptimizer,
     for name, why in getattr(self, "fixed_options", {}).items():  # set by the optimizer: see `refuse_fixed`
         if group[name] != self.defaults[name]:
             raise ValueError(f"{type(self).__name__}'s param groups do not take {name}={group[name]!r}: {why}")
-    refuse_ignored_keys(group, self.group_key_names(), type(self).__name__)  # amsgrad=True, weight_decya=0.1...
+    refuse_ignored_keys(group, self.group_key_names(), type(self).__name__, init_keywords(type(self)))  # amsgrad...
     if group["max_lr"] is not None: check_range("max_lr", group["max_lr"], low_open=True)
     check_max_lr(group)  # `add_param_group` fills it in: a group edited by hand, or a state dict, may lack it
     for name in ("decouple_wd", "decouple_lr", "stochastic_rounding", "maximize", "cautious"):

@@ -13,7 +13,7 @@ from typing import Iterator
 from fastcore.basics import patch
 import torch
 from torch import Tensor
-from .arguments import check_integer, check_option, ignored_keys, is_bool
+from .arguments import check_integer, check_option, ignored_keys, init_keywords, is_bool
 from .state_fit import check_fit, follow_weights, saved_step
 from .storage import convert_storage, new_state_buffer
 from .torch_state_dicts import TorchStateDicts
@@ -197,7 +197,7 @@ def _own_groups(self: Checkpoints,
     kept = lambda group: {key: group[key] for key in KEPT_HERE}
     groups = [own(group) | saved | kept(group) for saved, group in zip(saved_groups, self.param_groups)]
     for i, group in enumerate(groups):  # checked as a group added is: a bad value fails here, not some steps on
-        for key, said in ignored_keys(group, self.group_key_names(), name).items():  # saved before it was refused
+        for key, said in ignored_keys(group, self.group_key_names(), name, init_keywords(type(self))).items():
             warnings.warn(f"param group {i} of the state dict: {said}; dropped", stacklevel=outside_stacklevel())
             del group[key]
         try: self.validate(group)

@@ -1,13 +1,14 @@
 """Re-measure the figures of nbs/36_4bit_states.ipynb: memory per parameter, checkpoint size and quality of AdamW with
 4-bit states, next to fp32, bf16 + Kahan and 8-bit states; writes nbs/4bit.json, which the chapter reads.
 
-Usage: python3 benchmarks/measure_4bit.py [--only memory checkpoint quality] [--seeds 5]   (quality: about 20 minutes on one CPU core)
+Usage: python3 benchmarks/measure_4bit.py [--only memory checkpoint quality dither] [--seeds 5]
+(quality: about 12 minutes on one CPU core; dither, which rounding of the 4-bit codes the update takes: about 8)
 torchao's AdamW4bit runs beside ours where torchao is installed (a test-only dependency); its rows are left out otherwise."""
-import argparse, io, json, logging, sys, warnings
+import argparse, contextlib, io, json, logging, math, sys, warnings
 from pathlib import Path
 import torch, torch.nn.functional as F
 from torch import nn
-from optimi_nb import AdamW, SGD, Lion, Adan, Muon, prepare_for_gradient_release
+from optimi_nb import AdamW, SGD, Lion, Adan, Muon, codecs, prepare_for_gradient_release
 from optimi_nb.memory import record_measured, step_memory
 from optimi_nb.muon import muon_param_groups
 from optimi_nb.testing import char_batch, char_eval_loss, char_model, weights
@@ -139,10 +140,47 @@ def quality(seeds: int = 5, log=print) -> dict:
         log(f"{task}: " + ", ".join(f"{name} {sum(r['loss']) / seeds:.4f}" for name, r in results[task]["runs"].items()))
     return results
 
+# --- dither: how the update rounds 4-bit codes, on the quality runs' tasks (bf16 + int4 states + int8 residual)
+def random_round_codes_(y, levels, offset=None, positions=None):
+    "`round_codes_` with a random u in place of the low-discrepancy one: stochastic rounding"
+    if offset is None: return y.round_()
+    return y.add_(torch.rand_like(y)).floor_().clamp_max_(levels)
+
+def dithered_nonnegative_codes_(roots, scales, levels, step: list):
+    "`nonnegative_codes_` rounded with a dither of its own rate, frac(j·α + t·(√3 - 1)), at the step in `step`"
+    zero, denominators = roots.gt(0).logical_not_(), roots.add(scales.clamp_min(codecs.TINY))
+    offset = math.fmod(step[0] * (3 ** 0.5 - 1), 1.0)
+    return codecs.round_codes_(roots.mul_(2 * levels).div_(denominators), levels, offset).clamp_min_(1).masked_fill_(zero, 0)
+
+def rounding(name: str):
+    "A context in which every update rounds its codes as `name` says; the library's: signed codes dithered"
+    from unittest import mock
+    if name == "to nearest": return mock.patch("optimi_nb.update_run.dither_offset", lambda step: None)
+    if name == "m, random u": return mock.patch("optimi_nb.codecs.round_codes_", random_round_codes_)
+    if name == "m dithered (the library's)": return contextlib.nullcontext()
+    step = [0]  # the step of the update running: recorded where its dither offset is computed
+    def offset(t): step[0] = t; return codecs.dither_offset(t)
+    stack = contextlib.ExitStack()
+    stack.enter_context(mock.patch("optimi_nb.update_run.dither_offset", offset))
+    stack.enter_context(mock.patch("optimi_nb.codecs.nonnegative_codes_", lambda r, s, levels: dithered_nonnegative_codes_(r, s, levels, step)))
+    return stack
+
+ROUNDINGS = ("to nearest", "m dithered (the library's)", "m, random u", "m and v dithered")
+
+def dither(quality_results: dict, seeds: int = 5, log=print) -> dict:
+    "Held-out loss of bf16 + int4 states + int8 residual on each task at its chosen lr, for each rounding of the codes"
+    results = {}
+    for task, q in quality_results.items():
+        results[task] = {}
+        for name in ROUNDINGS:
+            with rounding(name): results[task][name] = [train(task, seed, q["lr"], dtype=torch.bfloat16, **INT4)[0] for seed in range(seeds)]
+        log(f"{task}: " + ", ".join(f"{name} {sum(l) / seeds:.4f}" for name, l in results[task].items()))
+    return results
+
 def main(argv: list[str] | None = None):
     "Measure what the command line asks for and update the JSON file"
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", nargs="*", default=["memory", "checkpoint", "quality"], help="which measurements to redo")
+    parser.add_argument("--only", nargs="*", default=["memory", "checkpoint", "quality", "dither"], help="which measurements to redo")
     parser.add_argument("--seeds", type=int, default=5, help="seeds of the quality runs")
     parser.add_argument("--out", default=str(RESULTS), help="the JSON file to update")
     args = parser.parse_args(argv)
@@ -151,7 +189,8 @@ def main(argv: list[str] | None = None):
     out = Path(args.out)
     results = json.loads(out.read_text()) if out.exists() else {}
     for what in args.only:
-        results[what] = {"memory": memory, "checkpoint": checkpoint, "quality": lambda: quality(args.seeds)}[what]()
+        results[what] = {"memory": memory, "checkpoint": checkpoint, "quality": lambda: quality(args.seeds),
+                         "dither": lambda: dither(results["quality"], args.seeds)}[what]()
         out.write_text(json.dumps(results, indent=1) + "\n")
         if what in ("memory", "checkpoint") and out.resolve() == RESULTS:  # the 4-bit rows that other pages quote, stored once
             int4 = lambda rows: {config: r for config, r in rows.items() if "int4" in config}

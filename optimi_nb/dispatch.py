@@ -167,7 +167,7 @@ def _step_param(self: Dispatch, param: Tensor) -> None:
     if plan is None or plan.key != key:
         if self._fit_to_weights(group, [param], [state]): key = plan_key(group, [param], [state], declared)
         plan = self._plans[id(param)] = StepPlan(key, [Call(param, [state], self._prepare(group, param, state))])
-    grad, scalars = param.grad, self.step_scalars(group, state["step"])
+    grad, scalars = param.grad, self._scalars(group, state["step"])
     work = lambda: self._run(group, plan.calls[0].prepared, grad, state["step"], scalars)
     self._run_recorded(id(param), group, plan, [grad], scalars, work, self._updates_plainly)
 
@@ -191,7 +191,7 @@ def _step_group(self: Dispatch,
     scalars = {}  # once per distinct step, not per tensor
     for call in plan.calls:
         step = call.states[0]["step"]
-        if step not in scalars: scalars[step] = self.step_scalars(group, step)
+        if step not in scalars: scalars[step] = self._scalars(group, step)
     grads = [[p.grad for p in c.params] if isinstance(c.params, list) else c.params.grad for c in plan.calls]
     def work():
         for call, grad in zip(plan.calls, grads):

@@ -12,6 +12,7 @@ from typing import Callable
 import torch
 from torch import Tensor
 from .caution import cautious_, step_apart
+from .codecs import DITHER_KEY
 from .foreach import Tensors, add_, mul_
 from .kahan import kahan_commit_
 from .layout import shaped_like
@@ -40,7 +41,7 @@ def update_core(update: Callable, # the optimizer's update rule
                 accumulate: bool, # optimizer accumulation: update the state only
                 # the param group (lr may be a 0-dim tensor if compiled; `cautious` masks over `shard_groups` for FSDP2)
                 group: dict,
-                scalars: dict, # the step's scalars, from `step_scalars`
+                scalars: dict, # the step's scalars, from `step_scalars`, and the signed codes' dither offset if any
                 param: Tensors, # weights
                 grad: Tensors, # gradients (scratch space once used)
                 buffers: list[Stored], # the state buffers `update` takes, as stored
@@ -50,6 +51,9 @@ def update_core(update: Callable, # the optimizer's update rule
                 defer_residual: bool = False,
                ) -> list[Tensor]: # the residual's new codes where deferred, else empty
     "Decode states; weight decay, the update (cautious or not), Kahan commit; encode: what `compiled=True` compiles"
+    # the signed codes' dither (Codecs) goes to the encoder, not the rule
+    offset = scalars.get(DITHER_KEY)
+    if DITHER_KEY in scalars: scalars = {k: v for k, v in scalars.items() if k != DITHER_KEY}
     grad = widened(grad, param)  # bf16 gradients of fp32 weights: scratch space in fp32 (below)
     if group["maximize"]: mul_(grad, -1.0)  # ascend: the update sees -g, exactly
     working = [decode(b, param) for b in buffers]  # in the parameter's dtype; plain buffers are their own working copy
@@ -66,7 +70,7 @@ def update_core(update: Callable, # the optimizer's update rule
     if cautious: add_(target, cautious_(step, grad_copy, shards=group.get("shard_groups", ())))
     if comp is not None: kahan_commit_(param, comp, scratch=grad)
     # each working copy freed once kept: the next encoding reuses its memory
-    for stored in buffers: encode_(stored, working.pop(0), param)
+    for stored in buffers: encode_(stored, working.pop(0), param, offset=offset)
     # beside 8-bit states deferring measured slower
     return (encode_(kahan_comp, comp, param, defer=defer_residual and not any(compact(s) for s in buffers))
             if comp is not None else [])

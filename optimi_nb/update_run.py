@@ -9,6 +9,7 @@ __all__ = ['UpdateRun']
 from fastcore.basics import patch
 import torch
 from torch import Tensor
+from .codecs import DITHER_KEY, dither_offset
 from .foreach import Tensors, as_real
 from .kahan import LOW_PRECISION
 from .low_precision import stochastic_round_
@@ -125,6 +126,13 @@ def working_state(self: UpdateRun,
                  ): # a context yielding (weights, entries): `param` (its shard if an entry is coded), its entries
     "A context with `param` and its state entries `names` as working tensors (a shard's if coded), kept again on exit"
     return decoded(self.state[param], names, param)
+
+# %% ../nbs/04f_update_run.ipynb #6777e1c0
+@patch
+def _scalars(self: UpdateRun, group: dict, step: int) -> dict:
+    "The numbers of step `step`: `step_scalars`, and the signed codes' dither offset where the group keeps codes"
+    scalars = self.step_scalars(group, step)
+    return scalars | {DITHER_KEY: dither_offset(step)} if group["state_precision"] in ("int8", "int4") else scalars
 
 # %% ../nbs/04f_update_run.ipynb #b1411c48
 @patch

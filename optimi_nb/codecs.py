@@ -46,21 +46,21 @@ def quantized_numel(numel: int, # the tensor's number of elements
     return -(-numel // block_size) * block_size
 
 # %% ../nbs/03a_codecs.ipynb #26c4dc41
-DITHER_STRIDE = (5 ** 0.5 - 1) / 2  # α: from one position in a block to the next
+DITHER_STRIDE = 20252 / 2**15  # α = (√5 - 1)/2 to 15 bits: jα + offset is exact in fp32 for j < 256
 DITHER_RATE = 2 ** 0.5 - 1  # γ: from one step to the next
-DITHER_KEY = "code_dither"  # the update's scalar that carries frac(tγ)
+DITHER_KEY = "code_dither"  # the update's scalar that carries the offset
 
 def dither_offset(step: int, # t, the state's step count
-                 ) -> float: # frac(tγ)
-    "Where step `t` starts the dither of signed codes: frac(tγ), computed in float64"
-    return math.fmod(step * DITHER_RATE, 1.0)
+                 ) -> float: # frac(tγ) to 15 bits, and half a step more: in (0, 1), in units of 2⁻¹⁶
+    "Where step `t` starts the dither of signed codes: frac(tγ), computed in float64, to 15 bits and never 0"
+    return (math.floor(math.fmod(step * DITHER_RATE, 1.0) * 2**15) + 0.5) / 2**15
 
 def round_codes_(y: Tensor, # codes before rounding, fp32, overwritten; a block's positions along the last dimension
                  levels: int, # the largest code
-                 offset: float | Tensor | None = None, # frac(tγ) from `dither_offset`; None: round to nearest
+                 offset: float | Tensor | None = None, # from `dither_offset`; None: round to nearest
                  positions: Tensor | None = None, # each column's position in its block; None: 0, 1, 2...
                 ) -> Tensor: # `y`, now whole numbers
-    "round(y), or dithered: ⌊y + u⌋ with u = frac(jα + offset) at position j, at most `levels`"
+    "round(y), or dithered: ⌊y + u⌋ with u = frac(jα + offset) at position j (exact), at most `levels`"
     if offset is None: return y.round_()
     if positions is None: positions = torch.arange(y.shape[-1], device=y.device)
     # at most `levels`: y ≤ levels, but levels + u rounds to levels + 1 in fp32 when u is within 2⁻¹⁷ of 1

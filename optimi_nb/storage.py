@@ -211,7 +211,7 @@ def new_kahan_comp(param: Tensor, # a bf16/fp16 parameter
                             memory_format=torch.preserve_format)
 
 # %% ../nbs/04_quantized_storage.ipynb #5ta11d02
-NOISY_DECAY = 0.99  # an average this slow moves by a hundredth of a level's distance or less: 4-bit codes are noisy
+NOISY_DECAY = 0.99  # an average this slow moves a hundredth of its distance a step: 4-bit rounding is noisy beside it
 
 def noisy_averages(buffers: tuple[Buffer, ...], # a group's state buffers, as its optimizer declares them
                    group: dict, # the param group: its `state_precision` and hyperparameters

@@ -191,7 +191,7 @@ def add_param_group(self: BaseOptimizer,
         warnings.warn(f"state_precision='int4' keeps {type(self).__name__}'s {name} (β = {beta:g}) in param group "
                       f"{len(self.param_groups)} in 15 levels; a step moves it by 1-β of the gradient's distance, a "
                       "small fraction of a level, and the rounding's noise is large beside it: a least-squares test "
-                      "ends at 1.25 to 4.2 times the 8-bit loss (4-bit optimizer states, Slow averages). Use "
+                      "ends at 1.25 to 4 times the 8-bit loss (4-bit optimizer states, Slow averages). Use "
                       "state_precision='int8' for that group", UserWarning, stacklevel=outside_stacklevel())
     super(BaseOptimizer, self).add_param_group(param_group)
     self.share_wide()  # the optimizer-wide entries, in the new group too

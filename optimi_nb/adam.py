@@ -111,3 +111,14 @@ class Adam(BaseOptimizer):
         unbiased = lambda average, beta: (wide(average) / (1 - beta**step)).to(average.dtype)
         return {"step": step, "exp_avg": unbiased(state["exp_avg"], beta1),
                 "exp_avg_sq": unbiased(state["exp_avg_sq"], beta2)}
+
+    def state_to_torch(self,
+                       state: dict, # a parameter's state, plain (`plain_state`)
+                       group: dict, # its param group
+                      ) -> dict: # torch.optim.Adam's state: the step as its fp32 tensor, the biased averages
+        "The inverse of `state_from_torch`: our averages times their bias corrections 1-β^t, as torch.optim keeps them"
+        step, (beta1, beta2) = int(state["step"]), group["betas"]
+        wide = lambda average: average.to(torch.complex128 if average.is_complex() else torch.float64)
+        biased = lambda average, beta: (wide(average) * (1 - beta**step)).to(average.dtype)
+        return {"step": torch.tensor(float(step)), "exp_avg": biased(state["exp_avg"], beta1),
+                "exp_avg_sq": biased(state["exp_avg_sq"], beta2)}

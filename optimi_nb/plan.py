@@ -157,8 +157,8 @@ def check_grads(params: list[Tensor], # parameters about to step, each with a gr
 
 def copy_shared(stepping: list[list[Tensor]], # each param group's parameters about to step, in the step's order
                ) -> list[tuple[Tensor, Tensor]]: # (parameter, the gradient it holds) for each that steps with a copy
-    """Give each parameter whose gradient an earlier one holds too a copy of it, for this step (the update writes in it);
-    a ValueError for a parameter listed twice, which would step twice"""
+    """Give each parameter whose gradient an earlier one holds too a copy of it, for this step (the update writes in
+    it); a ValueError for a parameter listed twice, which would step twice"""
     taken, shared, listed = set(), [], set()
     for p in (p for params in stepping for p in params):
         if id(p) in listed:  # param_groups edited by hand: give back the gradients swapped so far, and refuse

@@ -114,3 +114,22 @@ def state_from_torch(self: SGD,
     "torch.optim.SGD's momentum buffer as it is; it counts no steps, and ours only needs to know the first is past"
     buffer = state.get("momentum_buffer")  # None without momentum: torch before 2.4 saved that
     return {"step": 1} if buffer is None else {"step": 1, "momentum_buffer": buffer}
+
+@patch
+def group_to_torch(self: SGD,
+                   group: dict, # one of this SGD's param groups
+                  ) -> dict: # the group as torch.optim.SGD keeps it
+    "The inverse of `group_from_torch`: `dampening` as torch's number, the momentum where ours is on"
+    if group["dampening"] and not group["torch_init"] and any(not self.state.get(p) for p in group["params"]):
+        raise ValueError("torch.optim.SGD starts a momentum with the whole first gradient (ours with torch_init=True); "
+                         "this group's unstepped parameters would start with 1-β of it (torch_init=False)")
+    theirs = super(SGD, self).group_to_torch(group)
+    return theirs | dict(dampening=group["momentum"] if group["dampening"] else 0)
+
+@patch
+def state_to_torch(self: SGD,
+                   state: dict, # a parameter's state, plain (`plain_state`)
+                   group: dict, # its param group
+                  ) -> dict: # torch.optim.SGD's state: the momentum buffer, if any
+    "The momentum buffer as it is; torch.optim.SGD counts no steps"
+    return {"momentum_buffer": state["momentum_buffer"]} if "momentum_buffer" in state else {}

@@ -20,8 +20,10 @@ MAX_FILE, MAX_CLASS, MAX_FUNC, MAX_CELL = 300, 150, 60, 60
 MAX_WIDTH = 120
 SHARED = {"decouple_lr", "max_lr", "kahan_sum", "foreach", "gradient_release", "stochastic_rounding",
           "compiled", "maximize", "cautious", "state_precision", "kahan_precision"}
-# the base's own files: the only ones that may import storage
-ALLOWED_STORAGE_IMPORTERS = {"base.py", "dispatch.py", "update_run.py", "checkpoint.py", "state_fit.py", "compiled_call.py", "layout.py", "plan.py", "update.py"}
+# the base's own files: the only ones that may import storage (torch_state_dicts.py: the checkpoints' mixin, which
+# decodes states for torch.optim)
+ALLOWED_STORAGE_IMPORTERS = {"base.py", "dispatch.py", "update_run.py", "checkpoint.py", "state_fit.py", "compiled_call.py",
+                             "layout.py", "plan.py", "update.py", "torch_state_dicts.py"}
 # grad_scale (a GradScaler's attribute) and rms_lr_scale (StableAdamW's function) are not storage keys
 STORAGE_DETAIL = [r"""(?<!grad)(?<!rms_lr)_scale["'\]]""", r"""endswith\(["']_scale""", r"torch\.u?int8"]
 STORAGE_IMPORT = [r"from \.storage import", r"from \. import .*\bstorage\b", r"import optimi_nb\.storage"]

@@ -13,8 +13,8 @@ import torch
 from torch import Tensor
 from .caution import cautious_, step_apart
 from .codecs import DITHER_KEY
-from .foreach import Tensors, add_, mul_
-from .kahan import kahan_commit_
+from .foreach import Tensors, add_, copy_, mul_
+from .kahan import compiling, kahan_commit_
 from .layout import shaped_like
 from .storage import Stored, compact, decode, encode_
 from .weight_decay import decays
@@ -58,6 +58,9 @@ def update_core(update: Callable, # the optimizer's update rule
     if group["maximize"]: mul_(grad, -1.0)  # ascend: the update sees -g, exactly
     working = [decode(b, param) for b in buffers]  # in the parameter's dtype; plain buffers are their own working copy
     comp = None if kahan_comp is None or accumulate else decode(kahan_comp, param)
+    # compiled, a plain 16-bit compensation is summed in an fp32 copy (see below: one sum for weights and compensation)
+    held = comp is not None and not compact(kahan_comp) and compiling()
+    if held: comp = [c.float() for c in comp] if isinstance(comp, list) else comp.float()
     target = None
     if not accumulate:
         buffer = comp if comp is not None else rounding_buffer
@@ -69,6 +72,7 @@ def update_core(update: Callable, # the optimizer's update rule
     update(param, grad, *working, target=step, lr=group["lr"], **scalars)
     if cautious: add_(target, cautious_(step, grad_copy, shards=group.get("shard_groups", ())))
     if comp is not None: kahan_commit_(param, comp, scratch=grad)
+    if held: copy_(kahan_comp.data, comp)
     # each working copy freed once kept: the next encoding reuses its memory
     for stored in buffers: encode_(stored, working.pop(0), param, offset=offset)
     # beside 8-bit states deferring measured slower

@@ -96,3 +96,9 @@ def step_scalars(self: NorMuon,
     "Muon's scalars, with β2 and ε for a NorMuon group"
     scalars = super(NorMuon, self).step_scalars(group, step)
     return scalars | dict(row_beta2=group["beta2"], row_eps=group["row_eps"]) if group["use_muon"] else scalars
+
+@patch
+def torch_state_dict(self: NorMuon) -> dict:
+    "Refused: it loads torch.optim.Muon's state dicts, but torch.optim.Muon has no NorMuon update to continue with"
+    raise TypeError("torch.optim has no NorMuon (its rows are normalised, torch.optim.Muon's are not): "
+                    "SGD, Adam, AdamW, RAdam and Muon convert")

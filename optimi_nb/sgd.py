@@ -123,6 +123,9 @@ def group_to_torch(self: SGD,
     if group["dampening"] and not group["torch_init"] and any(not self.state.get(p) for p in group["params"]):
         raise ValueError("torch.optim.SGD starts a momentum with the whole first gradient (ours with torch_init=True); "
                          "this group's unstepped parameters would start with 1-β of it (torch_init=False)")
+    if group["dampening"] and {"base_momentum", "max_momentum"} & group.keys():  # CyclicLR's, OneCycleLR's
+        raise ValueError("dampening=True weighs new gradients by 1-β with β this group's scheduled momentum "
+                         "(base_momentum, max_momentum); torch.optim.SGD's dampening is one number")
     theirs = super(SGD, self).group_to_torch(group)
     return theirs | dict(dampening=group["momentum"] if group["dampening"] else 0)
 

@@ -109,11 +109,16 @@ def group_to_torch(self: TorchStateDicts,
     decoupled = DECOUPLED_IN_TORCH.get(counterpart)
     if group.get("weight_decay") and decoupled is not None and group["decouple_wd"] != decoupled:
         other.append(f"decouple_wd={group['decouple_wd']!r}")
+    coefficients = group.get("ns_coefficients")  # torch.optim.Muon's is one (a, b, c) for every iteration
+    if "ns_coefficients" in theirs and not (isinstance(coefficients, tuple) and len(coefficients) == 3
+                                            and all(isinstance(x, (int, float)) for x in coefficients)):
+        other.append(f"ns_coefficients={coefficients!r} (one (a, b, c) for every iteration)")
     if other: raise ValueError(f"torch.optim.{counterpart} has no {', '.join(other)}: its update would differ")
     shared = ("lr", "betas", "eps", "weight_decay", "momentum", "dampening", "nesterov", "maximize", "ns_coefficients",
               "ns_steps", "adjust_lr_fn")  # the hyperparameters torch.optim has under our names
     kept = {k: group[k] for k in shared if k in theirs and k in group}
     if "decoupled_weight_decay" in theirs: kept["decoupled_weight_decay"] = bool(group["decouple_wd"])
+    if group.get("max_lr") is not None: kept["max_lr"] = group["max_lr"]  # OneCycleLR's peak (decouple_lr is refused)
     foreign = {k: v for k, v in group.items() if k not in self.defaults and k not in HOW_KEYS and k != "params"}
     return {k: v for k, v in theirs.items() if k != "params"} | kept | foreign  # initial_lr, param_names... as they are
 
@@ -156,7 +161,8 @@ def torch_state_dict(self: TorchStateDicts) -> dict: # what the counterpart's `l
         groups.append(self.group_to_torch(group) | {"params": indices})
         for i, param in zip(indices, group["params"]):
             if not self.state.get(param): continue  # not stepped yet: torch.optim keeps nothing either
-            torch_state = self.state_to_torch(plain_state(self.state[param], self.group_buffers(group), param), group)
+            buffers = self.group_buffers(group) + self.resting_buffers  # SGD's momentum, kept while it is 0
+            torch_state = self.state_to_torch(plain_state(self.state[param], buffers, param), group)
             if torch_state: states[i] = torch_state
     return {"state": states, "param_groups": groups}
 
